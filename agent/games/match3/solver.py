@@ -1,0 +1,91 @@
+"""Match-3 solvers. `GreedySolver` tries every adjacent swap with the rules engine.
+
+Only what can be known is scored: the swap's clears and the cascades that happen before
+any new tile drops in (`rng=None`), since the phone draws refills we cannot see coming.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from agent.games.match3.board import Board, Move
+from agent.games.match3.rules import GameState, Match3Config, apply_move, legal_moves
+
+
+@dataclass(frozen=True)
+class Choice:
+    move: Move
+    tiles_cleared: int
+    steps_gained: int
+    steps_spent: int
+    points: int
+    objective: tuple[int, ...]  # larger is better; compared lexicographically
+    predicted: Board  # the board after the predictable part (EMPTY where tiles will drop in)
+
+
+class Solver(Protocol):
+    name: str
+
+    def choose(self, config: Match3Config, board: Board) -> Choice | None: ...
+
+
+def evaluate(config: Match3Config, board: Board, move: Move) -> Choice:
+    state = GameState(board=board, steps_left=max(1, config.start_steps))
+    out = apply_move(config, state, move, rng=None)
+    predicted = out.phases[-1].refilled if out.phases else (out.swapped if out.applied else board)
+    if config.variant == "step":
+        objective = (out.steps_gained - out.steps_spent, out.tiles_cleared, out.points)
+    else:
+        objective = (out.points, out.tiles_cleared)
+    return Choice(move, out.tiles_cleared, out.steps_gained, out.steps_spent, out.points, objective, predicted)
+
+
+def candidate_moves(config: Match3Config, board: Board) -> list[Move]:
+    # Judge legality on the board as read, not on a game we cannot see (steps left etc.).
+    state = GameState(board=board, steps_left=1, moves_made=0)
+    return legal_moves(config, state)
+
+
+class GreedySolver:
+    """The best single swap by the variant's objective; ties go to the first swap in
+    reading order, so the choice is deterministic."""
+
+    name = "greedy"
+
+    def rank(self, config: Match3Config, board: Board) -> list[Choice]:
+        choices = [evaluate(config, board, m) for m in candidate_moves(config, board)]
+        # Stable sort keeps reading order among equal objectives.
+        return sorted(choices, key=lambda c: c.objective, reverse=True)
+
+    def choose(self, config: Match3Config, board: Board) -> Choice | None:
+        ranked = self.rank(config, board)
+        return ranked[0] if ranked else None
+
+
+class RandomSolver:
+    """A legal swap at random: the baseline benchmarks compare against."""
+
+    name = "random"
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def choose(self, config: Match3Config, board: Board) -> Choice | None:
+        moves = candidate_moves(config, board)
+        if not moves:
+            return None
+        return evaluate(config, board, moves[int(self.rng.integers(0, len(moves)))])
+
+
+SOLVERS = ("greedy", "random")
+
+
+def make_solver(name: str, seed: int = 0) -> Solver:
+    if name == "greedy":
+        return GreedySolver()
+    if name == "random":
+        return RandomSolver(np.random.default_rng(seed))
+    raise ValueError(f"unknown solver {name!r}: choose one of {', '.join(SOLVERS)}")

@@ -1,0 +1,51 @@
+"""Checking on the next still board that a swipe did what the rules predicted.
+
+The agent cannot know the tiles the phone will drop in, so it checks the part of the
+outcome that involves no refill: the swap, its clears, the fall, and the cascades among
+known tiles. New tiles can start further cascades that change known cells too; such a
+board is accepted as `cascade` when it changed and is stable (no 3 in a row left), and
+anything else is `unexpected`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from agent.games.match3.board import EMPTY, Board
+from agent.games.match3.rules import has_match
+from agent.games.match3.solver import Choice
+
+Verdict = Literal["as_predicted", "cascade", "not_applied", "unexpected"]
+
+
+@dataclass(frozen=True)
+class Check:
+    verdict: Verdict
+    known_cells: int  # cells the prediction fixes
+    agreeing: int  # of those, how many the screen shows as predicted
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in ("as_predicted", "cascade")
+
+
+def check_outcome(before: Board, choice: Choice, after: Board) -> Check:
+    predicted = choice.predicted
+    known = predicted.cells != EMPTY
+    agree = known & (predicted.cells == after.cells)
+    n_known, n_agree = int(known.sum()), int(agree.sum())
+    if after == before and predicted != before:
+        return Check("not_applied", n_known, n_agree, "the board did not change: the swipe was not taken")
+    if n_agree == n_known:
+        return Check("as_predicted", n_known, n_agree)
+    if choice.tiles_cleared == 0:
+        return Check("unexpected", n_known, n_agree, "a swap that clears nothing should show exactly the swapped board")
+    if has_match(after):
+        return Check("unexpected", n_known, n_agree, "the board still shows 3 in a row after settling")
+    wrong = np.argwhere(known & ~agree)
+    where = ", ".join(f"({r},{c})" for r, c in wrong[:6].tolist())
+    return Check("cascade", n_known, n_agree, f"new tiles cascaded; changed beyond the prediction at {where}")
