@@ -46,7 +46,9 @@ def evaluate(config: Match3Config, board: Board, move: Move) -> Choice:
 def candidate_moves(config: Match3Config, board: Board) -> list[Move]:
     # Judge legality on the board as read, not on a game we cannot see (steps left etc.).
     state = GameState(board=board, steps_left=1, moves_made=0)
-    return legal_moves(config, state)
+    # Swapping two equal tiles is legal but changes nothing on screen, so it can be neither
+    # useful nor checked.
+    return [m for m in legal_moves(config, state) if board[m.cells()[0]] != board[m.other]]
 
 
 class GreedySolver:

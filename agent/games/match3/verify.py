@@ -33,6 +33,18 @@ class Check:
         return self.verdict in ("as_predicted", "cascade")
 
 
+def at_rest(before: Board, after: Board) -> bool:
+    """Whether `after` can be the board at rest after a move made on `before`.
+
+    Screens pause between animation phases (new tiles still above the board, a beat
+    between clear and fall), so a few identical frames do not prove the move is over;
+    a board that still shows 3 in a row, or holes where tiles stood, is mid-move.
+    """
+    if after.shape != before.shape or has_match(after):
+        return False
+    return not bool(((after.cells == EMPTY) & (before.cells != EMPTY)).any())
+
+
 def check_outcome(before: Board, choice: Choice, after: Board) -> Check:
     predicted = choice.predicted
     known = predicted.cells != EMPTY

@@ -1,0 +1,65 @@
+"""Append-only JSONL journals: one line per event, flushed as the run goes, so a crash
+or Ctrl-C loses nothing that already happened."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+
+def new_run_dir(root: Path | str = "runs") -> Path:
+    """runs/<timestamp>/, unique even when two runs start in the same second."""
+    root = Path(root)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for i in range(1000):
+        path = root / (stamp if i == 0 else f"{stamp}-{i}")
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"could not create a run folder under {root}")  # pragma: no cover
+
+
+class Journal:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.path, "a", encoding="utf-8")
+
+    def write(self, kind: str, **fields: Any) -> None:
+        self._f.write(json.dumps({"type": kind, **fields}, separators=(",", ":")) + "\n")
+        # One line is one event: flush it now so an interrupted run keeps it.
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_journal(path: Path | str) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_json_atomic(path: Path | str, data: Any) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path

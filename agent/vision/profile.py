@@ -1,0 +1,604 @@
+"""Device profiles: where a game's board is on one phone and what its tiles look like.
+
+One TOML file per phone and resolution in `device_profiles/`, named by
+`profile_filename()` (e.g. `pixel-7_1080x2400.toml`), holding any number of games:
+
+    [device]
+    model = "Pixel 7"
+    width = 1080
+    height = 2400
+    density = 420                       # optional
+
+    [games.match3]
+    rows = 8
+    cols = 8
+    board_bbox = [40, 700, 1040, 1700]  # pixels, x1/y1 exclusive
+    board_frac = [0.037, 0.2917, ...]   # the same as screen fractions (optional, derived)
+    feature_version = 1
+    swipe_ms = 200
+    min_confidence = 0.5
+    max_distance = 9.5                  # optional: derived from the exemplars when absent
+    inset = 0.12                        # feature settings the exemplars were made with
+    patch = 6
+
+    [games.match3.settle]               # optional, defaults as SettleSettings
+    poll_ms = 40
+    threshold = 4.0
+    still_frames = 2
+    timeout_s = 5.0
+
+    [games.match3.hud]                  # optional named screen regions, as fractions
+    steps = [0.1, 0.05, 0.3, 0.1]
+
+    [[games.match3.exemplars]]          # one per exemplar
+    label = "A"
+    features = [52.1234, ...]
+
+Loading is strict: unknown keys, wrong types, out-of-range values and exemplars from
+another feature version are refused with a ProfileError naming the file and the key,
+because a silently half-read profile would misread boards and make wrong moves.
+Saving runs the same validation on the text about to be written, so whatever
+`save_profile` writes, `load_profile` reads back equal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import tomli_w
+
+from agent.errors import ProfileError
+from agent.vision.classify import Exemplar, Reading, UNKNOWN_LABEL, classify
+from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, FEATURE_VERSION, cell_features, feature_length
+from agent.vision.grid import BBox, Frac, bbox_to_frac, frac_to_bbox
+from agent.vision.settle import SettleSettings
+
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "device_profiles"
+GRID_MIN, GRID_MAX = 3, 12
+# Screens whose width/height ratios differ by at most this (relative) share a layout
+# closely enough that a board found as screen fractions on one is usable on the other.
+ASPECT_TOLERANCE = 0.01
+# board_frac may disagree with board_bbox by this many pixels (rounding of hand edits).
+_FRAC_SLACK_PX = 2
+
+EXACT, SAME_RESOLUTION, SCALED = "exact", "same-resolution", "scaled"
+
+
+def slugify(model: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-") or "device"
+
+
+def profile_filename(model: str, width: int, height: int) -> str:
+    return f"{slugify(model)}_{int(width)}x{int(height)}.toml"
+
+
+@dataclass(frozen=True)
+class GameProfile:
+    """One game on one screen: where the board is, how to read it and how to play it.
+
+    `inset` and `patch` are the cell_features() settings the exemplars were made with;
+    reading with others would compare vectors of different meaning.
+    """
+
+    game: str
+    rows: int
+    cols: int
+    board_bbox: BBox
+    board_frac: Frac
+    exemplars: list[Exemplar]
+    feature_version: int = FEATURE_VERSION
+    swipe_ms: int = 200
+    settle: SettleSettings = field(default_factory=SettleSettings)
+    min_confidence: float = 0.5
+    max_distance: float | None = None
+    hud: dict[str, Frac] = field(default_factory=dict)
+    inset: float = DEFAULT_INSET
+    patch: int = DEFAULT_PATCH
+
+    def __post_init__(self) -> None:
+        # normalise container and number types so equality survives a TOML round trip
+        # (a list bbox, numpy ints or float32 thresholds would otherwise compare unequal)
+        set_ = object.__setattr__
+        set_(self, "board_bbox", tuple(int(v) for v in self.board_bbox))
+        set_(self, "board_frac", tuple(float(v) for v in self.board_frac))
+        set_(self, "exemplars", list(self.exemplars))
+        set_(self, "hud", {str(k): tuple(float(x) for x in v) for k, v in self.hud.items()})
+        if self.max_distance is not None:
+            set_(self, "max_distance", float(self.max_distance))
+        set_(self, "min_confidence", float(self.min_confidence))
+        set_(self, "inset", float(self.inset))
+
+    @classmethod
+    def from_bbox(
+        cls, game: str, rows: int, cols: int, bbox: BBox, width: int, height: int, exemplars: list[Exemplar], **kw: Any
+    ) -> "GameProfile":
+        """A profile whose board_frac is derived from the pixel bbox on a width x height screen."""
+        return cls(game, rows, cols, tuple(bbox), bbox_to_frac(bbox, width, height), exemplars, **kw)
+
+    def scaled_to(self, width: int, height: int) -> "GameProfile":
+        """This profile on a width x height screen: the bbox recomputed from board_frac.
+
+        Exemplars carry over unchanged: features are computed on cells shrunk to a fixed
+        size, so they do not depend on the resolution.
+        """
+        return replace(self, board_bbox=frac_to_bbox(self.board_frac, width, height))
+
+    def features(self, frame: np.ndarray) -> np.ndarray:
+        return cell_features(frame, self.board_bbox, self.rows, self.cols, inset=self.inset, patch=self.patch)
+
+    def read(self, frame: np.ndarray) -> Reading:
+        """Classify the board in a full-screen frame with this profile's exemplars and bounds."""
+        return classify(
+            self.features(frame), self.rows, self.cols, self.exemplars, self.min_confidence, self.max_distance
+        )
+
+    def hud_bbox(self, name: str, width: int, height: int) -> BBox:
+        return frac_to_bbox(self.hud[name], width, height)
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    model: str
+    width: int
+    height: int
+    density: int | None
+    games: dict[str, GameProfile] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, gp in self.games.items():
+            if gp.game != name:
+                raise ValueError(f"games[{name!r}] holds a profile for game {gp.game!r}")
+        object.__setattr__(self, "games", dict(self.games))
+
+    @property
+    def filename(self) -> str:
+        return profile_filename(self.model, self.width, self.height)
+
+    def with_game(self, game: GameProfile) -> "DeviceProfile":
+        """A copy with `game` added or replaced (calibrating one game keeps the others)."""
+        return replace(self, games={**self.games, game.game: game})
+
+
+@dataclass(frozen=True)
+class ProfileMatch:
+    """The profile find_profile chose, where from, and how: EXACT (this model and
+    resolution), SAME_RESOLUTION (another model, same pixels) or SCALED (same aspect
+    ratio, bbox recomputed from fractions)."""
+
+    profile: GameProfile
+    path: Path
+    how: str
+    device: DeviceProfile
+
+    def describe(self) -> str:
+        if self.how == EXACT:
+            return f"{self.path} (exact match)"
+        if self.how == SAME_RESOLUTION:
+            return f"{self.path} (same resolution, made on {self.device.model})"
+        return f"{self.path} (scaled from {self.device.width}x{self.device.height}, {self.device.model})"
+
+
+# -- validation -------------------------------------------------------------------------
+
+_MISSING = object()
+
+
+def _got(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        if len(value) <= 8 and all(isinstance(v, (int, float, str)) for v in value):
+            return "[" + ", ".join(_got(v) for v in value) + "]"
+        return f"an array of {len(value)} items"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
+def _key(name: str) -> str:
+    """A key as TOML would write it, so error messages can be pasted into a search."""
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+class _Checker:
+    """Reads a parsed TOML document into profiles, raising ProfileError at the first problem."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, key: str, what: str) -> ProfileError:
+        return ProfileError(f"{self.where}: {key}: {what}")
+
+    def table(self, value: Any, key: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table, got {_got(value)}")
+        return value
+
+    def only(self, table: dict[str, Any], key: str, allowed: Iterable[str]) -> None:
+        allowed = list(allowed)
+        for k in table:
+            if k not in allowed:
+                where = f"{key}.{_key(k)}" if key else _key(k)
+                raise self.fail(where, f"unknown key (expected one of: {', '.join(allowed)})")
+
+    def get(self, table: dict[str, Any], prefix: str, name: str, expect: str, default: Any = _MISSING) -> Any:
+        if name in table:
+            return table[name]
+        if default is _MISSING:
+            raise self.fail(f"{prefix}.{name}", f"missing, expected {expect}")
+        return default
+
+    def integer(self, value: Any, key: str, lo: int, hi: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise self.fail(key, f"expected an integer {lo}..{hi}, got {_got(value)}")
+        return value
+
+    def number(self, value: Any, key: str, lo: float, hi: float, *, open_lo: bool = False) -> float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if ok:
+            ok = (lo < value if open_lo else lo <= value) and value <= hi
+        if not ok:
+            span = f"above {lo:g} and at most {hi:g}" if open_lo else f"{lo:g}..{hi:g}"
+            raise self.fail(key, f"expected a number {span}, got {_got(value)}")
+        return float(value)
+
+    def string(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string, got {_got(value)}")
+        return value
+
+    def quad(self, value: Any, key: str, *, ints: bool) -> tuple:
+        kind = "integers" if ints else "numbers"
+        if (
+            not isinstance(value, list)
+            or len(value) != 4
+            or any(isinstance(v, bool) or not isinstance(v, int if ints else (int, float)) for v in value)
+            or any(not math.isfinite(v) for v in value)
+        ):
+            raise self.fail(key, f"expected 4 {kind} [x0, y0, x1, y1], got {_got(value)}")
+        return tuple(value)
+
+    def fractions(self, value: Any, key: str) -> Frac:
+        f = self.quad(value, key, ints=False)
+        if not (0.0 <= f[0] < f[2] <= 1.0 and 0.0 <= f[1] < f[3] <= 1.0):
+            raise self.fail(key, f"expected screen fractions 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1, got {list(f)}")
+        return tuple(float(v) for v in f)  # type: ignore[return-value]
+
+    # -- the document -----------------------------------------------------------------
+    def document(self, doc: dict[str, Any]) -> DeviceProfile:
+        self.only(doc, "", ["device", "games"])
+        if "device" not in doc:
+            raise self.fail("device", "missing [device] table (model, width, height)")
+        dev = self.table(doc["device"], "device")
+        self.only(dev, "device", ["model", "width", "height", "density"])
+        model = self.string(self.get(dev, "device", "model", "a string"), "device.model")
+        width = self.integer(self.get(dev, "device", "width", "an integer"), "device.width", 1, 100_000)
+        height = self.integer(self.get(dev, "device", "height", "an integer"), "device.height", 1, 100_000)
+        density = dev.get("density")
+        if density is not None:
+            density = self.integer(density, "device.density", 1, 10_000)
+        games_t = self.table(doc.get("games", {}), "games")
+        games = {name: self.game(name, g, width, height) for name, g in games_t.items()}
+        return DeviceProfile(model=model, width=width, height=height, density=density, games=games)
+
+    def game(self, name: str, value: Any, width: int, height: int) -> GameProfile:
+        k = f"games.{_key(name)}"
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+            raise self.fail(k, "a game name is letters, digits, '-' and '_'")
+        g = self.table(value, k)
+        self.only(g, k, _GAME_KEYS)
+        rows = self.integer(self.get(g, k, "rows", "an integer"), f"{k}.rows", GRID_MIN, GRID_MAX)
+        cols = self.integer(self.get(g, k, "cols", "an integer"), f"{k}.cols", GRID_MIN, GRID_MAX)
+
+        bbox = self.quad(self.get(g, k, "board_bbox", "[x0, y0, x1, y1] in pixels"), f"{k}.board_bbox", ints=True)
+        x0, y0, x1, y1 = bbox
+        if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
+            raise self.fail(
+                f"{k}.board_bbox",
+                f"expected 0 <= x0 < x1 <= {width} and 0 <= y0 < y1 <= {height} (the screen), got {list(bbox)}",
+            )
+        if (x1 - x0) < 4 * cols or (y1 - y0) < 4 * rows:
+            raise self.fail(f"{k}.board_bbox", f"{list(bbox)} is too small for {rows}x{cols} cells")
+        if "board_frac" in g:
+            frac = self.fractions(g["board_frac"], f"{k}.board_frac")
+            implied = frac_to_bbox(frac, width, height)
+            if max(abs(a - b) for a, b in zip(implied, bbox)) > _FRAC_SLACK_PX:
+                raise self.fail(
+                    f"{k}.board_frac",
+                    f"gives {list(implied)} on the {width}x{height} screen but board_bbox is {list(bbox)}; "
+                    "fix one of them or delete board_frac",
+                )
+        else:
+            frac = bbox_to_frac(bbox, width, height)
+
+        version = self.get(g, k, "feature_version", "an integer")
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise self.fail(f"{k}.feature_version", f"expected an integer, got {_got(version)}")
+        if version != FEATURE_VERSION:
+            raise self.fail(
+                f"{k}.feature_version",
+                f"the exemplars were made with feature version {version} but this agent uses "
+                f"{FEATURE_VERSION}; recalibrate the game",
+            )
+        inset = self.number(g.get("inset", DEFAULT_INSET), f"{k}.inset", 0.0, 0.45)
+        patch = self.integer(g.get("patch", DEFAULT_PATCH), f"{k}.patch", 1, 16)
+        swipe_ms = self.integer(g.get("swipe_ms", 200), f"{k}.swipe_ms", 1, 10_000)
+        min_conf = self.number(g.get("min_confidence", 0.5), f"{k}.min_confidence", 0.0, 1.0)
+        max_dist = g.get("max_distance")
+        if max_dist is not None:
+            max_dist = self.number(max_dist, f"{k}.max_distance", 0.0, 1000.0, open_lo=True)
+
+        settle = self.settle(g.get("settle", {}), f"{k}.settle")
+        hud_t = self.table(g.get("hud", {}), f"{k}.hud")
+        hud = {hk: self.fractions(hv, f"{k}.hud.{_key(hk)}") for hk, hv in hud_t.items()}
+        exemplars = self.exemplars(self.get(g, k, "exemplars", f"[[{k}.exemplars]] tables"), k, patch)
+        return GameProfile(
+            game=name, rows=rows, cols=cols, board_bbox=bbox, board_frac=frac, exemplars=exemplars,
+            feature_version=version, swipe_ms=swipe_ms, settle=settle, min_confidence=min_conf,
+            max_distance=max_dist, hud=hud, inset=inset, patch=patch,
+        )  # fmt: skip
+
+    def settle(self, value: Any, k: str) -> SettleSettings:
+        t = self.table(value, k)
+        self.only(t, k, ["poll_ms", "threshold", "still_frames", "timeout_s"])
+        d = SettleSettings()
+        return SettleSettings(
+            poll_ms=self.integer(t.get("poll_ms", d.poll_ms), f"{k}.poll_ms", 0, 10_000),
+            threshold=self.number(t.get("threshold", d.threshold), f"{k}.threshold", 0.0, 255.0, open_lo=True),
+            still_frames=self.integer(t.get("still_frames", d.still_frames), f"{k}.still_frames", 1, 100),
+            timeout_s=self.number(t.get("timeout_s", d.timeout_s), f"{k}.timeout_s", 0.0, 600.0, open_lo=True),
+        )
+
+    def exemplars(self, value: Any, k: str, patch: int) -> list[Exemplar]:
+        key = f"{k}.exemplars"
+        if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+            raise self.fail(key, f"expected an array of tables [[{key}]], got {_got(value)}")
+        if not value:
+            raise self.fail(key, "no exemplars: calibrate the game to learn what its tiles look like")
+        n = feature_length(patch)
+        out = []
+        for i, e in enumerate(value):
+            ek = f"{key}[{i}]"
+            self.only(e, ek, ["label", "features"])
+            label = self.string(self.get(e, ek, "label", "a class name such as \"A\" or \".\""), f"{ek}.label")
+            if label == UNKNOWN_LABEL:
+                raise self.fail(f"{ek}.label", '"?" means unknown and cannot be an exemplar label')
+            feats = self.get(e, ek, "features", f"{n} numbers")
+            if not isinstance(feats, list) or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in feats
+            ):
+                raise self.fail(f"{ek}.features", f"expected an array of {n} finite numbers, got {_got(feats)}")
+            if len(feats) != n:
+                raise self.fail(
+                    f"{ek}.features", f"expected {n} numbers (feature layout for patch {patch}), got {len(feats)}"
+                )
+            out.append(Exemplar(label, np.array(feats, dtype=np.float64)))
+        return out
+
+
+_GAME_KEYS = [
+    "rows", "cols", "board_bbox", "board_frac", "feature_version", "swipe_ms", "min_confidence",
+    "max_distance", "inset", "patch", "settle", "hud", "exemplars",
+]  # fmt: skip
+
+
+# -- files ------------------------------------------------------------------------------
+
+
+def _to_toml(profile: DeviceProfile) -> dict[str, Any]:
+    device: dict[str, Any] = {"model": str(profile.model), "width": int(profile.width), "height": int(profile.height)}
+    if profile.density is not None:
+        device["density"] = int(profile.density)
+    games: dict[str, Any] = {}
+    for name, g in profile.games.items():
+        t: dict[str, Any] = {
+            "rows": int(g.rows),
+            "cols": int(g.cols),
+            "board_bbox": [int(v) for v in g.board_bbox],
+            "board_frac": [float(v) for v in g.board_frac],
+            "feature_version": int(g.feature_version),
+            "swipe_ms": int(g.swipe_ms),
+            "min_confidence": float(g.min_confidence),
+        }
+        if g.max_distance is not None:
+            t["max_distance"] = float(g.max_distance)
+        t["inset"] = float(g.inset)
+        t["patch"] = int(g.patch)
+        s = g.settle
+        t["settle"] = {
+            "poll_ms": int(s.poll_ms),
+            "threshold": float(s.threshold),
+            "still_frames": int(s.still_frames),
+            "timeout_s": float(s.timeout_s),
+        }
+        if g.hud:
+            t["hud"] = {k: [float(x) for x in v] for k, v in g.hud.items()}
+        t["exemplars"] = [
+            {"label": e.label, "features": [round(float(v), 4) for v in e.features]} for e in g.exemplars
+        ]
+        games[name] = t
+    return {"device": device, "games": games}
+
+
+_ARRAY = re.compile(r"^([^\n=\[]+?) = \[\n((?:    [^\n\[\]{}\"]*,\n)+)\]$", re.MULTILINE)
+
+
+def _compact_arrays(text: str) -> str:
+    # tomli_w puts every array element on its own line: 4 lines for a bbox, 114 for an
+    # exemplar. Put short number arrays on one line and wrap long ones 12 to a line so
+    # profiles stay reviewable. Only arrays of plain numbers match the pattern.
+    def wrap(m: re.Match[str]) -> str:
+        values = [ln.strip().rstrip(",") for ln in m.group(2).splitlines()]
+        one_line = f"{m.group(1)} = [{', '.join(values)}]"
+        if len(one_line) <= 100:
+            return one_line
+        lines = [", ".join(values[i : i + 12]) for i in range(0, len(values), 12)]
+        return f"{m.group(1)} = [\n" + "".join(f"    {ln},\n" for ln in lines) + "]"
+
+    return _ARRAY.sub(wrap, text)
+
+
+_HEADER = (
+    "# puzzle-agent device profile, written by `agent calibrate`.\n"
+    "# Keys are checked strictly on load; see agent/vision/profile.py for the layout.\n\n"
+)
+
+
+def dumps_profile(profile: DeviceProfile, where: str = "<profile>") -> str:
+    """The TOML text of a profile, checked to load back equal (ProfileError otherwise)."""
+    text = _HEADER + _compact_arrays(tomli_w.dumps(_to_toml(profile)))
+    back = _Checker(where).document(tomllib.loads(text))
+    if back != profile:
+        raise ProfileError(f"{where}: the profile does not survive a save/load round trip (a bug, please report)")
+    return text
+
+
+def load_profile(path: str | os.PathLike[str]) -> DeviceProfile:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such profile file") from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read the profile: {exc.strerror or exc}") from None
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{path}: not UTF-8 text (byte {exc.start})", hint="profiles are UTF-8 TOML files") from None
+    except tomllib.TOMLDecodeError as exc:
+        # the decoder's message ends with "(at line L, column C)"
+        raise ProfileError(
+            f"{path}: invalid TOML: {exc}", hint="fix the syntax at that line, or delete the file and recalibrate"
+        ) from None
+    return _Checker(str(path)).document(doc)
+
+
+def save_profile(profile: DeviceProfile, path: str | os.PathLike[str]) -> Path:
+    """Write atomically: a reader sees the old file or the new one, never half of one.
+
+    `path` may be a directory, then the file is named by profile_filename(). Nothing is
+    written if the profile is invalid.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / profile.filename
+    data = dumps_profile(profile, str(path)).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; profiles are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+    return path
+
+
+def _fsync_dir(directory: Path) -> None:
+    # makes the rename itself durable; not possible on every platform, and only a nicety
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- lookup -----------------------------------------------------------------------------
+
+
+def _aspect_close(w1: int, h1: int, w2: int, h2: int) -> bool:
+    a, b = w1 / h1, w2 / h2
+    return abs(a - b) <= ASPECT_TOLERANCE * a
+
+
+def find_profile(
+    model: str,
+    width: int,
+    height: int,
+    game: str,
+    search_dirs: Sequence[str | os.PathLike[str]] | None = None,
+) -> ProfileMatch:
+    """The best profile for `game` on this phone, in this order:
+
+    1. EXACT: a profile of this model (compared slugified) at this resolution;
+    2. SAME_RESOLUTION: any profile at this resolution;
+    3. SCALED: a profile with the same aspect ratio (within ASPECT_TOLERANCE), the bbox
+       recomputed from fractions; this model first, then the nearest resolution.
+
+    Within a step, earlier search_dirs win, then file names in order. A profile file
+    without the game is passed over (another phone's profile may have it) and named in
+    the error if nothing matches. The phone's own file must be valid; broken profiles
+    of other phones are skipped (and named in the error) so one bad file does not stop
+    every phone.
+    """
+    dirs = [Path(d) for d in (search_dirs if search_dirs is not None else [PROFILE_DIR])]
+    own_name = profile_filename(model, width, height)
+    slug = slugify(model)
+    loaded: list[tuple[Path, DeviceProfile]] = []
+    broken: list[str] = []
+    lacking: list[str] = []
+    for d in dirs:
+        if not d.is_dir():
+            continue
+        for p in sorted(d.glob("*.toml")):
+            try:
+                dev = load_profile(p)
+            except ProfileError as exc:
+                if p.name == own_name:
+                    raise
+                broken.append(f"{p} ({exc})")
+                continue
+            if game in dev.games:
+                loaded.append((p, dev))
+            elif slugify(dev.model) == slug and (dev.width, dev.height) == (width, height):
+                lacking.append(f"{p} has no game {game!r} (it has: {', '.join(sorted(dev.games)) or 'none'})")
+
+    for p, dev in loaded:
+        if slugify(dev.model) == slug and (dev.width, dev.height) == (width, height):
+            return ProfileMatch(dev.games[game], p, EXACT, dev)
+    for p, dev in loaded:
+        if (dev.width, dev.height) == (width, height):
+            return ProfileMatch(dev.games[game], p, SAME_RESOLUTION, dev)
+    scalable = [
+        (slugify(dev.model) != slug, abs(math.log(dev.width / width)), i, p, dev)
+        for i, (p, dev) in enumerate(loaded)
+        if _aspect_close(dev.width, dev.height, width, height)
+    ]
+    if scalable:
+        *_, p, dev = min(scalable, key=lambda t: t[:3])
+        return ProfileMatch(dev.games[game].scaled_to(width, height), p, SCALED, dev)
+
+    details = "".join(f"; {m}" for m in lacking)
+    if broken:
+        details += "; skipped invalid profiles: " + ", ".join(broken)
+    where = dirs[0] if dirs else PROFILE_DIR
+    raise ProfileError(
+        f"no profile for {model} {width}x{height} and game {game}{details}",
+        hint=f"run `agent calibrate` with the {game} board on screen to write {where / own_name}",
+    )

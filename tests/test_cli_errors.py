@@ -1,0 +1,50 @@
+"""Expected failures through the real `agent` entry point: a clear message with a fix,
+a non-zero exit code, and no traceback. Uses a private adb server (integration tier)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def agent(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agent.cli", *args], capture_output=True, text=True, timeout=120,
+        env=dict(os.environ), cwd=cwd,
+    )
+
+
+@pytest.mark.integration
+def test_play_without_a_phone_says_how_to_fix_it(private_adb_port, tmp_path):
+    r = agent("play", cwd=tmp_path)
+    assert r.returncode == 3, r.stderr
+    assert "error: no device" in r.stderr
+    assert "agent play --sim" in r.stderr  # the fix names the simulated phone
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+@pytest.mark.integration
+def test_play_with_an_unknown_serial(private_adb_port, tmp_path):
+    r = agent("play", "--serial", "R58N000000", cwd=tmp_path)
+    assert r.returncode == 3
+    assert "no device 'R58N000000'" in r.stderr and "adb lists" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.integration
+def test_devices_with_none_attached(private_adb_port):
+    r = agent("devices")
+    assert r.returncode == 0 and "no devices" in r.stdout
+    r = agent("devices", "--json")
+    assert r.returncode == 0 and r.stdout.strip() == "[]"
+
+
+def test_a_bad_adb_server_setting_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", "adb")
+    r = agent("devices")
+    assert r.returncode == 3
+    assert "error:" in r.stderr and "ANDROID_ADB_SERVER_PORT" in r.stderr and "fix:" in r.stderr
+    assert "Traceback" not in r.stderr

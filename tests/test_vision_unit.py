@@ -1,0 +1,463 @@
+"""Unit tests for agent.vision: grid geometry, features, classification and settling.
+
+Boards are drawn with OpenCV: a dark panel, a slot per cell, and for each label a
+shape in its own colour, so a test can change a shape or a colour and see what the
+reader makes of it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import cv2
+import numpy as np
+import pytest
+
+from agent.vision.classify import (
+    Exemplar,
+    Reading,
+    classify,
+    default_max_distance,
+    exemplars_from_labels,
+    pairwise_distances,
+)
+from agent.vision.features import FEATURE_VERSION, cell_features, feature_length
+from agent.vision.grid import bbox_to_frac, cell_at, cell_boxes, cell_centers, frac_to_bbox
+from agent.vision.settle import SettleSettings, board_diff, wait_until_still
+
+SCREEN = (1080, 2400)
+BBOX = (40, 700, 1040, 1700)
+
+SHAPES: dict[str, tuple[str, tuple[int, int, int]]] = {
+    "A": ("circle", (40, 40, 220)),  # red (BGR)
+    "B": ("square", (60, 200, 60)),  # green
+    "C": ("triangle", (220, 120, 40)),  # blue
+    "D": ("diamond", (40, 210, 230)),  # yellow
+    "E": ("hexagon", (200, 60, 170)),  # purple
+    "F": ("ring", (30, 140, 250)),  # orange
+    "G": ("cross", (235, 235, 235)),  # white
+    "H": ("star", (210, 210, 60)),  # cyan
+}
+
+
+def _polygon(kind: str, cx: int, cy: int, r: int) -> np.ndarray:
+    if kind == "star":
+        a = np.deg2rad(np.arange(10) * 36 - 90)
+        rr = np.where(np.arange(10) % 2 == 0, r, r * 0.45)
+    else:
+        a = np.deg2rad({"triangle": [-90, 30, 150], "diamond": [-90, 0, 90, 180]}.get(kind, np.arange(6) * 60))
+        rr = np.full(len(a), r)
+    return np.stack([cx + rr * np.cos(a), cy + rr * np.sin(a)], 1).astype(np.int32)
+
+
+def _draw_tile(img: np.ndarray, kind: str, color: tuple[int, int, int], box: np.ndarray) -> None:
+    x0, y0, x1, y1 = (int(v) for v in box)
+    cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
+    r = int(min(x1 - x0, y1 - y0) * 0.36)
+    aa = cv2.LINE_AA
+    if kind == "circle":
+        cv2.circle(img, (cx, cy), r, color, -1, aa)
+    elif kind == "square":
+        cv2.rectangle(img, (cx - r + 4, cy - r + 4), (cx + r - 4, cy + r - 4), color, -1, aa)
+    elif kind == "ring":
+        cv2.circle(img, (cx, cy), r, color, max(3, r // 3), aa)
+    elif kind == "cross":
+        t = max(3, r // 3)
+        cv2.rectangle(img, (cx - r, cy - t), (cx + r, cy + t), color, -1, aa)
+        cv2.rectangle(img, (cx - t, cy - r), (cx + t, cy + r), color, -1, aa)
+    else:
+        cv2.fillPoly(img, [_polygon(kind, cx, cy, r)], color, aa)
+
+
+def render(labels: list[list[str]], bbox=BBOX, shapes=SHAPES, size=SCREEN) -> np.ndarray:
+    w, h = size
+    img = np.full((h, w, 3), (40, 30, 25), np.uint8)
+    boxes = cell_boxes(bbox, len(labels), len(labels[0]))
+    for r, row in enumerate(labels):
+        for c, lab in enumerate(row):
+            x0, y0, x1, y1 = (int(v) for v in boxes[r, c])
+            cv2.rectangle(img, (x0 + 3, y0 + 3), (x1 - 4, y1 - 4), (90, 70, 60), -1)  # the slot
+            if lab in shapes:
+                _draw_tile(img, *shapes[lab], boxes[r, c])
+    return img
+
+
+def jpeg(img: np.ndarray, quality: int = 70) -> np.ndarray:
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    assert ok
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def random_labels(seed: int, rows: int = 8, cols: int = 8, alphabet: str = "ABCDEFGH.") -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    while True:  # every label present, so learning sees all of them
+        labels = rng.choice(list(alphabet), size=(rows, cols))
+        if set(labels.ravel()) == set(alphabet):
+            return labels.tolist()
+
+
+def text_of(labels: list[list[str]]) -> str:
+    return "\n".join("".join(row) for row in labels)
+
+
+@pytest.fixture(scope="module")
+def learned() -> list[Exemplar]:
+    labels = random_labels(1)
+    return exemplars_from_labels(cell_features(render(labels), BBOX, 8, 8), labels)
+
+
+# -- grid -------------------------------------------------------------------------------
+
+GRIDS = [
+    (BBOX, 8, 8),
+    ((13, 7, 1013, 1004), 8, 8),  # 1000 x 997: cells do not divide evenly
+    ((0, 0, 100, 37), 3, 7),
+    ((5, 9, 17, 21), 12, 12),  # one pixel per cell
+    ((100, 200, 1001, 1303), 9, 10),
+]
+
+
+@pytest.mark.parametrize("bbox,rows,cols", GRIDS)
+def test_cell_boxes_tile_the_bbox_exactly(bbox, rows, cols):
+    boxes = cell_boxes(bbox, rows, cols)
+    assert boxes.shape == (rows, cols, 4)
+    x0, y0, x1, y1 = bbox
+    assert (boxes[:, 0, 0] == x0).all() and (boxes[:, -1, 2] == x1).all()
+    assert (boxes[0, :, 1] == y0).all() and (boxes[-1, :, 3] == y1).all()
+    # neighbours share their edge: no gap, no overlap
+    assert (boxes[:, 1:, 0] == boxes[:, :-1, 2]).all()
+    assert (boxes[1:, :, 1] == boxes[:-1, :, 3]).all()
+    # columns line up across rows and rows across columns
+    assert (boxes[..., 0] == boxes[0:1, :, 0]).all() and (boxes[..., 1] == boxes[:, 0:1, 1]).all()
+    widths = boxes[..., 2] - boxes[..., 0]
+    heights = boxes[..., 3] - boxes[..., 1]
+    assert widths.min() >= 1 and widths.max() - widths.min() <= 1
+    assert heights.min() >= 1 and heights.max() - heights.min() <= 1
+    assert int((widths * heights).sum()) == (x1 - x0) * (y1 - y0)
+
+
+@pytest.mark.parametrize("bbox,rows,cols", GRIDS)
+def test_centres_are_inside_their_cell_and_cell_at_inverts(bbox, rows, cols):
+    boxes = cell_boxes(bbox, rows, cols)
+    centres = cell_centers(bbox, rows, cols)
+    assert centres.shape == (rows, cols, 2)
+    for r in range(rows):
+        for c in range(cols):
+            x, y = centres[r, c]
+            bx0, by0, bx1, by1 = boxes[r, c]
+            assert bx0 <= x < bx1 and by0 <= y < by1
+            assert cell_at(bbox, rows, cols, x, y) == (r, c)
+            # corners of the cell map back to it too (x1/y1 are exclusive)
+            assert cell_at(bbox, rows, cols, bx0, by0) == (r, c)
+            assert cell_at(bbox, rows, cols, bx1 - 1, by1 - 1) == (r, c)
+
+
+def test_cell_centres_are_the_middle_of_even_cells():
+    centres = cell_centers((0, 0, 800, 400), 4, 8)
+    assert centres[0, 0].tolist() == [49, 49]
+    assert centres[3, 7].tolist() == [749, 349]
+
+
+def test_cell_at_outside_is_none():
+    x0, y0, x1, y1 = BBOX
+    for x, y in [(x0 - 1, y0), (x0, y0 - 1), (x1, y0), (x0, y1), (-5, -5), (5000, 5000)]:
+        assert cell_at(BBOX, 8, 8, x, y) is None
+    assert cell_at(BBOX, 8, 8, x1 - 1, y1 - 1) == (7, 7)
+
+
+def test_grid_rejects_a_bbox_smaller_than_its_cells():
+    with pytest.raises(ValueError):
+        cell_boxes((0, 0, 5, 100), 8, 8)
+    with pytest.raises(ValueError):
+        cell_boxes((10, 10, 5, 100), 3, 3)
+
+
+def test_fractions_round_trip_and_scale():
+    frac = bbox_to_frac(BBOX, *SCREEN)
+    assert frac_to_bbox(frac, *SCREEN) == BBOX
+    assert frac_to_bbox(frac, 1440, 3200) == (53, 933, 1387, 2267)
+    assert frac_to_bbox((-0.1, 0.0, 1.2, 1.0), 100, 200) == (0, 0, 100, 200)
+
+
+# -- features ---------------------------------------------------------------------------
+
+
+def test_feature_shape_and_length():
+    f = cell_features(render(random_labels(2)), BBOX, 8, 8)
+    assert f.shape == (64, feature_length(6)) == (64, 114)
+    assert f.dtype == np.float32
+    assert cell_features(render(random_labels(2)), BBOX, 8, 8, patch=4).shape == (64, feature_length(4))
+    assert isinstance(FEATURE_VERSION, int)
+
+
+def test_features_of_a_flat_colour_are_its_lab_values():
+    frame = np.full((300, 300, 3), 255, np.uint8)  # white
+    frame[:, 150:] = (0, 0, 255)  # right half red (BGR)
+    f = cell_features(frame, (0, 0, 300, 300), 3, 2, patch=2)
+    n = 3 * 2 * 2
+    white, red = f[0], f[1]
+    # patch pixels: L, a, b interleaved; white is L=100, a=b=0
+    assert np.allclose(white[:n].reshape(4, 3), [100, 0, 0], atol=0.5)
+    assert np.allclose(white[n : n + 3], [100, 0, 0], atol=0.5)  # mean
+    assert np.allclose(white[n + 3 :], 0, atol=0.5)  # std of a flat cell
+    assert np.allclose(red[n : n + 3], [53.2, 80.1, 67.2], atol=1.0)  # sRGB red in Lab
+
+
+def test_inset_ignores_cell_borders():
+    plain = np.full((400, 400, 3), 128, np.uint8)
+    framed = plain.copy()
+    for x in range(0, 401, 100):  # a 4 px white grid line between and around cells
+        cv2.rectangle(framed, (x - 2, -1), (x + 1, 401), (255, 255, 255), -1)
+        cv2.rectangle(framed, (-1, x - 2), (401, x + 1), (255, 255, 255), -1)
+    a = cell_features(plain, (0, 0, 400, 400), 4, 4)
+    b = cell_features(framed, (0, 0, 400, 400), 4, 4)
+    assert pairwise_distances(a, b).diagonal().max() < 0.5
+    # without the inset the grid lines show
+    c = cell_features(framed, (0, 0, 400, 400), 4, 4, inset=0.0)
+    assert pairwise_distances(a, c).diagonal().min() > 2.0
+
+
+def test_features_barely_move_under_jpeg():
+    frame = render(random_labels(3))
+    a = cell_features(frame, BBOX, 8, 8)
+    b = cell_features(jpeg(frame, 70), BBOX, 8, 8)
+    assert pairwise_distances(a, b).diagonal().max() < 2.0
+
+
+def test_features_reject_bad_input():
+    frame = render(random_labels(3))
+    with pytest.raises(ValueError, match="outside"):
+        cell_features(frame, (40, 700, 1100, 1700), 8, 8)
+    with pytest.raises(ValueError, match="BGR"):
+        cell_features(frame[..., 0], BBOX, 8, 8)
+    with pytest.raises(ValueError, match="inset"):
+        cell_features(frame, BBOX, 8, 8, inset=0.5)
+
+
+# -- classify ---------------------------------------------------------------------------
+
+
+def test_reads_a_new_board_through_jpeg(learned):
+    labels = random_labels(10)
+    frame = jpeg(render(labels), 70)
+    reading = classify(cell_features(frame, BBOX, 8, 8), 8, 8, learned)
+    assert isinstance(reading, Reading)
+    assert reading.text == text_of(labels)
+    assert reading.unknown_count == 0
+    assert reading.min_confidence > 0.8
+    assert reading.rows == 8 and reading.cols == 8
+    assert reading.confidence.shape == (8, 8)
+    assert ((0 <= reading.confidence) & (reading.confidence <= 1)).all()
+
+
+@pytest.mark.parametrize(
+    "seed,rows,cols,bbox",
+    [(11, 9, 9, (0, 600, 1080, 1680)), (12, 6, 7, (100, 800, 1000, 1571)), (13, 12, 12, (10, 700, 1070, 1760))],
+)
+def test_reads_other_board_sizes(seed, rows, cols, bbox):
+    first, second = random_labels(seed, rows, cols), random_labels(seed + 100, rows, cols)
+    ex = exemplars_from_labels(cell_features(render(first, bbox), bbox, rows, cols), first)
+    reading = classify(cell_features(jpeg(render(second, bbox)), bbox, rows, cols), rows, cols, ex)
+    assert reading.text == text_of(second)
+
+
+def test_a_one_pixel_calibration_error_still_reads(learned):
+    labels = random_labels(14)
+    shifted = (BBOX[0] + 1, BBOX[1] - 1, BBOX[2] + 1, BBOX[3] - 1)
+    reading = classify(cell_features(jpeg(render(labels)), shifted, 8, 8), 8, 8, learned)
+    assert reading.text == text_of(labels)
+
+
+@pytest.mark.parametrize(
+    "tile,why",
+    [
+        (("circle", (200, 60, 250)), "a known shape in a new colour (magenta circle)"),
+        (("square", (40, 40, 220)), "a new shape in a known colour (red square; A is a red circle)"),
+        (("triangle", (40, 40, 220)), "red triangle: C's shape in A's colour"),
+        (("circle", (40, 40, 150)), "a darker red circle"),
+    ],
+)
+def test_an_unseen_tile_is_unknown_not_forced_into_a_class(learned, tile, why):
+    labels = random_labels(15)
+    labels[2][5] = "X"
+    shapes = {**SHAPES, "X": tile}
+    reading = classify(cell_features(jpeg(render(labels, shapes=shapes)), BBOX, 8, 8), 8, 8, learned)
+    assert reading.labels[2][5] == "?", why
+    assert reading.confidence[2, 5] < 0.5
+    assert reading.unknown_count == 1
+    expected = [row[:] for row in labels]
+    expected[2][5] = "?"
+    assert reading.text == text_of(expected)
+
+
+def test_a_label_is_as_near_as_its_nearest_exemplar():
+    ex = [Exemplar("A", [0.0]), Exemplar("A", [10.0]), Exemplar("B", [6.0])]
+    r = classify(np.array([[9.0], [5.5], [1.0]]), 1, 3, ex, min_confidence=0.0, max_distance=100)
+    assert r.labels == [["A", "B", "A"]]
+    assert r.confidence[0, 0] == pytest.approx(1 - 1 / 3)  # A at 1 (via 10), B at 3
+
+
+def test_confidence_is_the_margin_and_ambiguous_cells_are_unknown():
+    ex = [Exemplar("A", [0.0, 0.0]), Exemplar("B", [10.0, 0.0])]
+    feats = np.array([[0.0, 0.0], [5.0, 0.0], [4.0, 0.0], [9.0, 0.0]])
+    r = classify(feats, 2, 2, ex, min_confidence=0.5, max_distance=100)
+    assert r.confidence[0, 0] == pytest.approx(1.0)
+    assert r.confidence[0, 1] == pytest.approx(0.0)  # halfway
+    assert r.confidence[1, 0] == pytest.approx(1 - 4 / 6)
+    assert r.labels == [["A", "?"], ["?", "B"]]
+    assert r.unknown_count == 2
+    assert r.min_confidence == pytest.approx(0.0)
+    assert r.text == "A?\n?B"
+    assert r.unknown_cells() == [(0, 1), (1, 0)]
+
+
+def test_max_distance_rejects_far_cells_even_with_a_clear_margin():
+    ex = [Exemplar("A", [0.0]), Exemplar("B", [100.0])]
+    r = classify(np.array([[-30.0], [-3.0], [100.0]]), 1, 3, ex, max_distance=10)
+    assert r.labels == [["?", "A", "B"]]
+    assert r.confidence[0, 0] == 0.0
+    # even when no margin is asked for
+    assert classify(np.array([[-30.0]]), 1, 1, ex, min_confidence=0.0, max_distance=10).labels == [["?"]]
+    # the margin alone would have accepted it
+    assert classify(np.array([[-30.0]]), 1, 1, ex, max_distance=1000).labels == [["A"]]
+
+
+def test_default_max_distance():
+    # labels 40 apart: half of that caps the bound; spreads are tiny, so the floor applies
+    ex = [Exemplar("A", [0.0]), Exemplar("A", [0.5]), Exemplar("B", [40.0])]
+    assert default_max_distance(ex) == pytest.approx(8.0)
+    # a label that varies by 5 allows 3 x 5
+    ex = [Exemplar("A", [0.0]), Exemplar("A", [5.0]), Exemplar("B", [100.0])]
+    assert default_max_distance(ex) == pytest.approx(15.0)
+    # but never past half the gap to another label
+    ex = [Exemplar("A", [0.0]), Exemplar("A", [5.0]), Exemplar("B", [20.0])]
+    assert default_max_distance(ex) == pytest.approx(7.5)
+
+
+def test_classify_rejects_mismatched_inputs(learned):
+    with pytest.raises(ValueError, match="feature rows"):
+        classify(np.zeros((63, 114)), 8, 8, learned)
+    with pytest.raises(ValueError, match="components"):
+        classify(np.zeros((64, 50)), 8, 8, learned)
+    with pytest.raises(ValueError, match="no exemplars"):
+        classify(np.zeros((64, 114)), 8, 8, [])
+
+
+def test_exemplars_from_labels_picks_the_medoid_then_diverse_members():
+    feats = np.array([[0.0], [1.0], [2.0], [2.0], [30.0], [7.0], [50.0], [50.2], [9.0]])
+    labels = [["A", "A", "A"], ["A", "A", "A"], ["B", "B", "?"]]
+    ex = exemplars_from_labels(feats, labels, per_label=3)
+    a = [float(e.features[0]) for e in ex if e.label == "A"]
+    b = [float(e.features[0]) for e in ex if e.label == "B"]
+    assert a == [2.0, 30.0, 7.0]  # medoid, then farthest from it, then farthest from both (7 is 5 away)
+    assert b == [50.0]  # 50.2 is a near-duplicate; "?" (9.0) is skipped
+    assert {e.label for e in ex} == {"A", "B"}
+
+
+def test_exemplars_from_labels_rejects_mismatch():
+    with pytest.raises(ValueError):
+        exemplars_from_labels(np.zeros((4, 3)), [["A", "B", "C"]])
+    with pytest.raises(ValueError):
+        exemplars_from_labels(np.zeros((4, 3)), [["A", "B"], ["C"]])
+
+
+def test_exemplar_features_are_rounded_and_compared_by_value():
+    a = Exemplar("A", np.array([1.23456789, 2.0]))
+    assert a.features.tolist() == pytest.approx([1.2346, 2.0])
+    assert a == Exemplar("A", [1.2346, 2.0])
+    assert a != Exemplar("B", [1.2346, 2.0])
+    with pytest.raises(ValueError):
+        Exemplar("?", [1.0])
+
+
+# -- settle -----------------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.t += seconds
+
+
+def _board_with_tile_at(y: int, base: np.ndarray | None = None) -> np.ndarray:
+    img = render([["." for _ in range(8)] for _ in range(8)]) if base is None else base.copy()
+    cv2.circle(img, (BBOX[0] + 187, y), 50, (40, 40, 220), -1)
+    return img
+
+
+class Frames:
+    """A capture function replaying frames; the last one repeats; each capture costs `cost` s."""
+
+    def __init__(self, frames: list[np.ndarray], clock: FakeClock, cost: float = 0.0) -> None:
+        self.frames, self.clock, self.cost, self.count = frames, clock, cost, 0
+
+    def __call__(self) -> np.ndarray:
+        frame = self.frames[min(self.count, len(self.frames) - 1)]
+        self.count += 1
+        self.clock.t += self.cost
+        return frame
+
+
+def test_board_diff_is_per_cell():
+    a = _board_with_tile_at(BBOX[1] + 62)  # a tile in cell (0, 1)
+    b = _board_with_tile_at(BBOX[1] + 62 + 125)  # fallen to (1, 1)
+    d = board_diff(a, b, BBOX, 8, 8)
+    assert d.shape == (8, 8)
+    assert d[0, 1] > 20 and d[1, 1] > 20
+    d[0, 1] = d[1, 1] = 0
+    assert d.max() < 0.5
+    assert board_diff(a, a, BBOX, 8, 8).max() == 0.0
+
+
+def test_waits_for_motion_to_stop():
+    clock = FakeClock()
+    base = render([["." for _ in range(8)] for _ in range(8)])
+    moving = [_board_with_tile_at(BBOX[1] + 62 + 40 * i, base) for i in range(5)]  # falls for 5 frames
+    capture = Frames(moving, clock, cost=0.01)
+    s = wait_until_still(capture, BBOX, 8, 8, clock, SettleSettings(poll_ms=40, still_frames=2))
+    assert s.still
+    # frame 4 is the first of the still run; frames 5 and 6 confirm it
+    assert s.captures == 7 == capture.count
+    assert s.waited_s == pytest.approx(6 * 0.04 + 7 * 0.01)
+    assert np.array_equal(s.frame, moving[-1])
+    assert clock.slept == [pytest.approx(0.04)] * 6
+
+
+def test_a_board_that_never_stops_times_out():
+    clock = FakeClock()
+    base = render([["." for _ in range(8)] for _ in range(8)])
+    frames = [_board_with_tile_at(BBOX[1] + 62 + 7 * i, base) for i in range(30)]
+    settings = SettleSettings(poll_ms=50, timeout_s=1.0)
+    s = wait_until_still(Frames(frames, clock), BBOX, 8, 8, clock, settings)
+    assert not s.still
+    assert s.waited_s == pytest.approx(1.0)
+    assert s.captures == 21  # one at the start, one after each of the 20 sleeps
+    assert np.array_equal(s.frame, frames[20])
+
+
+def test_motion_outside_the_board_and_jpeg_noise_do_not_count():
+    clock = FakeClock()
+    base = render(random_labels(17))
+    frames = []
+    for i in range(6):
+        f = jpeg(base, 60 + 7 * i)  # different compression noise every time
+        cv2.putText(f, f"{i * 1111}", (50, 300), cv2.FONT_HERSHEY_SIMPLEX, 4, (255, 255, 255), 8)  # a HUD
+        frames.append(f)
+    s = wait_until_still(Frames(frames, clock), BBOX, 8, 8, clock, SettleSettings(still_frames=3))
+    assert s.still and s.captures == 4
+
+
+def test_a_slow_fade_is_motion_even_if_each_step_is_small():
+    clock = FakeClock()
+    base = render(random_labels(18)).astype(np.int16)
+    frames = [np.clip(base + 3 * i, 0, 255).astype(np.uint8) for i in range(15)]  # 3 levels a frame
+    s = wait_until_still(Frames(frames, clock), BBOX, 8, 8, clock, SettleSettings(threshold=4.0, still_frames=2))
+    assert s.still
+    assert s.captures == 17  # only once the fade has ended: frames 14, 15, 16 look alike
