@@ -176,7 +176,7 @@ class PlayLoop:
                 s.score, s.steps_left = status.score, status.steps
             if read is None or not read.confident:
                 if status is not None and status.steps == 0:
-                    return self._stop("game over: no steps left", game_over=True)
+                    return self._stop("game over: no steps (or moves) left", game_over=True)
                 now = self.clock.now()
                 unreadable_since = now if unreadable_since is None else unreadable_since
                 if now - unreadable_since >= opt.unreadable_timeout_s:
@@ -216,7 +216,7 @@ class PlayLoop:
             if opt.moves is not None and s.moves >= opt.moves:
                 return self._stop(f"move limit reached ({opt.moves})")
             if status is not None and status.steps == 0:
-                return self._stop("game over: no steps left", game_over=True)
+                return self._stop("game over: no steps (or moves) left", game_over=True)
             choice = self.solver.choose(self.config, read.board)
             if choice is None:
                 over = self.config.variant == "classic"

@@ -79,10 +79,17 @@ def test_every_swipe_is_a_legal_swap_on_the_true_board_and_is_taken(variant, tmp
 def test_step_game_is_played_to_its_end():
     phone = SimPhone(Match3Config(variant="step", start_steps=6), seed=5, clock=ManualClock())
     summary = make_loop(phone).run()
-    assert summary.game_over and summary.stop_reason == "game over: no steps left"
+    assert summary.game_over and summary.stop_reason == "game over: no steps (or moves) left"
     assert phone.game_over and phone.state.steps_left == 0
     assert summary.moves == phone.state.moves_made
     assert summary.steps_left == 0 and summary.score == phone.state.score  # read off the header
+
+
+def test_classic_game_ends_at_its_move_budget():
+    phone = SimPhone(Match3Config(variant="classic", move_budget=8), seed=9, clock=ManualClock())
+    summary = make_loop(phone).run()
+    assert summary.game_over and summary.moves == 8 == phone.state.moves_made
+    assert summary.steps_left == 0
 
 
 def test_agent_counts_match_the_game_when_nothing_cascades_after_refill():
@@ -187,7 +194,7 @@ def test_cli_play_sim_30_moves(tmp_path):
 def test_cli_play_sim_to_the_end_prints_a_summary(tmp_path):
     result = run_cli(["play", "--sim", "--steps", "5", "--size", "720x1280", "--variant", "step"], tmp_path)
     assert result.exit_code == 0, result.output
-    for words in ("game over: no steps left", "moves made", "tiles cleared", "steps gained / spent",
+    for words in ("game over: no steps (or moves) left", "moves made", "tiles cleared", "steps gained / spent",
                   "mean time per decision", "journal:"):
         assert words in result.stdout
 

@@ -367,11 +367,14 @@ def test_classic_non_matching_swap_changes_nothing_and_costs_nothing():
     assert not np.array_equal(phone.screencap(), still)
     clock.advance(timing.swap_ms / 1000)
     assert np.array_equal(phone.screencap(), still)
-    assert read_hud(still, phone.layout) == Hud(None, 0)
+    # the header counts the moves left in the budget, and a dud spends none
+    assert read_hud(still, phone.layout) == Hud(config.move_budget, 0)
     # A matching swap is a move.
     good = first_clearing_move(phone.board)
     swipe_move(phone, good, duration_ms=0)
     assert phone.state.moves_made == 1 and phone.gesture_log[-1].applied
+    clock.advance(10)
+    assert read_hud(phone.screencap(), phone.layout).steps == config.move_budget - 1
 
 
 def test_game_over_stops_play_and_shows_the_card():

@@ -130,7 +130,8 @@ class SimPhone:
         self._serial = serial
         self._clock: Clock = clock if clock is not None else RealClock()
         self._timing = timing or AnimationTiming()
-        self._layout = layout_for(self._size[0], self._size[1], self._config.rows, self._config.cols)
+        counter = "STEPS" if self._config.variant == "step" else "MOVES"
+        self._layout = layout_for(self._size[0], self._size[1], self._config.rows, self._config.cols, counter)
         # One generator for the whole game: the start board and every refill, in order,
         # so a seed and a sequence of moves fix everything the player sees.
         self._rng = np.random.default_rng(seed)
@@ -259,8 +260,10 @@ class SimPhone:
 
     # -- internals ----------------------------------------------------------------
     def _hud_for(self, state: GameState) -> Hud:
-        steps = state.steps_left if self._config.variant == "step" else None
-        return Hud(steps=steps, score=state.score)
+        # Classic games count the moves left in the budget where step games count steps.
+        if self._config.variant == "step":
+            return Hud(steps=state.steps_left, score=state.score)
+        return Hud(steps=max(0, self._config.move_budget - state.moves_made), score=state.score)
 
     def _swap_for(self, x1: int, y1: int, x2: int, y2: int) -> Move | None:
         """The swap a swipe means, as a touch screen game reads it; None for anything else."""

@@ -44,6 +44,7 @@ class Layout:
     score_box: Box
     hud_scale: float  # font scale / thickness of the values
     hud_thickness: int
+    counter_label: str = "STEPS"  # what the left card counts down: STEPS, or MOVES (classic)
 
     @property
     def screen_size(self) -> tuple[int, int]:
@@ -61,7 +62,9 @@ class Layout:
         return int((y - y0) // self.cell_px), int((x - x0) // self.cell_px)
 
 
-def layout_for(width: int = 1080, height: int = 2400, rows: int = 8, cols: int = 8) -> Layout:
+def layout_for(
+    width: int = 1080, height: int = 2400, rows: int = 8, cols: int = 8, counter_label: str = "STEPS"
+) -> Layout:
     """Lay the game out like a phone game: status strip, header, then the board centred
     horizontally and sized by whichever of width or height runs out first."""
     if not (MIN_SIZE <= rows <= MAX_SIZE and MIN_SIZE <= cols <= MAX_SIZE):
@@ -124,6 +127,7 @@ def layout_for(width: int = 1080, height: int = 2400, rows: int = 8, cols: int =
         score_box=score_box,
         hud_scale=hud_scale,
         hud_thickness=hud_thickness,
+        counter_label=counter_label,
     )
 
 
@@ -336,7 +340,7 @@ def background(layout: Layout) -> np.ndarray:
     _blend(img, np.clip(edge, 0, 1), (200, 150, 170), 0.5)
     out = np.clip(img + 0.5, 0, 255).astype(np.uint8)
     # Text last: cv2 draws text on 8-bit images only.
-    for panel, label in ((layout.steps_panel, "STEPS"), (layout.score_panel, "SCORE")):
+    for panel, label in ((layout.steps_panel, layout.counter_label), (layout.score_panel, "SCORE")):
         x0, y0, x1, _ = panel
         lscale = round(u * 0.028 / 22, 2)
         _text_centered(out, label, (x0 + x1) // 2, y0 + round(u * 0.04), lscale, (170, 200, 255),
