@@ -1,61 +1,27 @@
-"""The `agent` command line."""
+"""The `agent` command line: `play`, `devices`, `sim ...`, and the commands each feature
+module registers on the shared Typer apps in `agent.cli_app`."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from agent import __version__
-from agent.errors import AgentError, ProfileError
-
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    help="Plays grid puzzle games on Android phones over ADB (or on a simulated phone).",
+from agent.cli_app import (
+    DEFAULT_PROFILES,
+    app,
+    check_choice as _check_choice,
+    console,
+    err_console,
+    parse_size_option as _parse_size,
+    sim_app,
 )
-sim_app = typer.Typer(no_args_is_help=True, help="The simulated phone.")
-app.add_typer(sim_app, name="sim")
-
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
-
-DEFAULT_PROFILES = Path(os.environ.get("PUZZLE_AGENT_PROFILES", "device_profiles"))
-GAMES = ("match3",)
-
-
-def _version(value: bool) -> None:
-    if value:
-        console.print(f"puzzle-agent {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
-) -> None:
-    pass
-
-
-def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=name)
-    return value
-
-
-def _parse_size(size: str) -> tuple[int, int]:
-    from agent.device.sim import parse_size
-
-    try:
-        return parse_size(size)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--size") from None
+from agent.errors import AgentError
+from agent.games.registry import GAMES, run_game
 
 
 # -- play -----------------------------------------------------------------------
@@ -106,7 +72,12 @@ def play(
     from agent.journal import Journal, new_run_dir
     from agent.play import PlayLoop
 
-    _check_choice("--game", game, GAMES)
+    _check_choice("--game", game, tuple(GAMES))
+    if game != "match3":
+        return run_game(
+            game, sim=sim, serial=serial, seed=seed, size=size, moves=moves, profiles=profiles, runs=runs,
+            as_json=as_json, realtime=realtime,
+        )
     _check_choice("--variant", variant, VARIANTS)
     _check_choice("--solver", solver, SOLVERS)
     if sim and serial:
@@ -234,6 +205,10 @@ def sim_screenshot(
     if not cv2.imwrite(str(out), phone.screencap()):
         raise AgentError(f"could not write {out}", hint="check that the folder is writable")
     console.print(f"wrote {out} ({phone.screen_size()[0]}x{phone.screen_size()[1]}, seed {seed})")
+
+
+# Feature modules register their commands on import (one line each).
+import agent.cli_feature_imports  # noqa: E402,F401
 
 
 def main() -> None:

@@ -1,0 +1,4 @@
+"""Every feature module that adds commands to the CLI, imported for that side effect.
+Add one line per module."""
+
+from __future__ import annotations

@@ -1,0 +1,82 @@
+"""A base for simulated phones of any game.
+
+It holds what every simulated phone shares (identity, screen size, clock, gesture
+checks and log) so a game only says how it draws itself and how it answers a tap or a
+swipe. `agent.device.sim.SimPhone` is the match-3 phone; other games subclass this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agent.device.base import check_point
+from agent.device.clock import Clock, RealClock
+from agent.errors import GestureError
+
+
+@dataclass(frozen=True)
+class SimGesture:
+    kind: str  # "tap" or "swipe"
+    points: tuple[int, ...]
+    duration_ms: float
+    at: float  # clock time it was received
+    effect: Any = None  # what the game did with it (None: nothing)
+
+
+class SimDevice:
+    """Implements the Device protocol; subclasses provide `frame_at`, `on_tap`, `on_swipe`."""
+
+    def __init__(self, size: tuple[int, int], model: str, serial: str, clock: Clock | None = None) -> None:
+        self._size = (int(size[0]), int(size[1]))
+        self._model = model
+        self._serial = serial
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self.gestures: list[SimGesture] = []
+
+    # -- Device protocol --------------------------------------------------------
+    @property
+    def serial(self) -> str:
+        return self._serial
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    def screen_size(self) -> tuple[int, int]:
+        return self._size
+
+    def screencap(self) -> np.ndarray:
+        return self.frame_at(self._clock.now())
+
+    def tap(self, x: int, y: int) -> None:
+        check_point(self._size, x, y)
+        effect = self.on_tap(int(x), int(y))
+        self.gestures.append(SimGesture("tap", (int(x), int(y)), 0.0, self._clock.now(), effect))
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 200) -> None:
+        check_point(self._size, x1, y1)
+        check_point(self._size, x2, y2)
+        if isinstance(duration_ms, bool) or not isinstance(duration_ms, (int, float, np.integer, np.floating)) or not (
+            0 <= duration_ms < 60_000
+        ):
+            raise GestureError(f"swipe duration must be 0..60000 ms, got {duration_ms!r}")
+        effect = self.on_swipe(int(x1), int(y1), int(x2), int(y2), float(duration_ms))
+        self.gestures.append(SimGesture("swipe", (int(x1), int(y1), int(x2), int(y2)), float(duration_ms),
+                                        self._clock.now(), effect))  # fmt: skip
+
+    # -- for subclasses -----------------------------------------------------------
+    def frame_at(self, t: float) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def on_tap(self, x: int, y: int) -> Any:
+        return None
+
+    def on_swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: float) -> Any:
+        return None
