@@ -2,3 +2,5 @@
 Add one line per module."""
 
 from __future__ import annotations
+
+import agent.cli_solve  # noqa: F401  (agent solve)
