@@ -16,9 +16,8 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from agent.device.base import check_point
-from agent.device.clock import Clock, RealClock
-from agent.errors import GestureError
+from agent.device.simbase import SimDevice
+from agent.device.clock import Clock
 from agent.games.match3.board import Board, Move
 from agent.games.match3.hud import Hud
 from agent.games.match3.render import DrawTile, Layout, board_tiles, layout_for, render, render_board
@@ -109,7 +108,7 @@ def _smooth(p: float) -> float:
     return p * p * (3 - 2 * p)
 
 
-class SimPhone:
+class SimPhone(SimDevice):
     """A phone showing a match-3 game. See the module docstring."""
 
     def __init__(
@@ -124,11 +123,7 @@ class SimPhone:
     ) -> None:
         self._config = config or Match3Config()
         self._seed = seed
-        w, h = size
-        self._size = (int(w), int(h))
-        self._model = model
-        self._serial = serial
-        self._clock: Clock = clock if clock is not None else RealClock()
+        super().__init__(size, model, serial, clock)
         self._timing = timing or AnimationTiming()
         counter = "STEPS" if self._config.variant == "step" else "MOVES"
         self._layout = layout_for(self._size[0], self._size[1], self._config.rows, self._config.cols, counter)
@@ -136,56 +131,32 @@ class SimPhone:
         # so a seed and a sequence of moves fix everything the player sees.
         self._rng = np.random.default_rng(seed)
         self._state = new_game(self._config, self._rng)
-        self._gestures: list[Gesture] = []
         self._outcomes: list[MoveOutcome] = []
         self._segments: list[_Segment] = []
         self._settles_at = -math.inf
         self._pre_tiles: list[DrawTile] = []
         self._pre_hud = self._hud_for(self._state)
 
-    # -- Device protocol ----------------------------------------------------------
-    @property
-    def serial(self) -> str:
-        return self._serial
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    def screen_size(self) -> tuple[int, int]:
-        return self._size
-
+    # -- Device protocol (the rest is SimDevice's) ----------------------------------
     def screencap(self) -> np.ndarray:
-        frame = self.frame_at(self._clock.now())
+        frame = super().screencap()
         if self._timing.capture_ms:
             self._clock.sleep(self._timing.capture_ms / 1000)
         return frame
 
-    def tap(self, x: int, y: int) -> None:
-        check_point(self._size, x, y)
-        self._gestures.append(Gesture("tap", (int(x), int(y)), 0, self._clock.now()))
-
-    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 200) -> None:
-        check_point(self._size, x1, y1)
-        check_point(self._size, x2, y2)
-        if isinstance(duration_ms, bool) or not isinstance(duration_ms, (int, float, np.integer, np.floating)) or not (
-            0 <= duration_ms < 60_000
-        ):
-            raise GestureError(f"swipe duration must be 0..60000 ms, got {duration_ms!r}")
+    def on_swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: float) -> tuple[Move, bool] | None:
         now = self._clock.now()
-        move = self._swap_for(int(x1), int(y1), int(x2), int(y2)) if now >= self._settles_at else None
-        applied = False
-        if move is not None:
-            before = self._state
-            outcome = apply_move(self._config, before, move, self._rng)
-            applied = outcome.applied
-            # The game reacts when the finger lifts; the phone does not block meanwhile.
-            self._schedule(before, outcome, now + duration_ms / 1000)
-            if outcome.applied:
-                self._state = outcome.state
-                self._outcomes.append(outcome)
-        points = (int(x1), int(y1), int(x2), int(y2))
-        self._gestures.append(Gesture("swipe", points, float(duration_ms), now, move, applied))
+        move = self._swap_for(x1, y1, x2, y2) if now >= self._settles_at else None
+        if move is None:
+            return None
+        before = self._state
+        outcome = apply_move(self._config, before, move, self._rng)
+        # The game reacts when the finger lifts; the phone does not block meanwhile.
+        self._schedule(before, outcome, now + duration_ms / 1000)
+        if outcome.applied:
+            self._state = outcome.state
+            self._outcomes.append(outcome)
+        return move, outcome.applied
 
     # -- inspection (tests and summaries only) ------------------------------------
     @property
@@ -195,10 +166,6 @@ class SimPhone:
     @property
     def seed(self) -> int:
         return self._seed
-
-    @property
-    def clock(self) -> Clock:
-        return self._clock
 
     @property
     def timing(self) -> AnimationTiming:
@@ -238,7 +205,11 @@ class SimPhone:
 
     @property
     def gesture_log(self) -> list[Gesture]:
-        return list(self._gestures)
+        out = []
+        for g in self.gestures:
+            move, applied = g.effect if g.effect is not None else (None, False)
+            out.append(Gesture(g.kind, g.points, g.duration_ms, g.at, move, applied))  # type: ignore[arg-type]
+        return out
 
     @property
     def outcomes(self) -> list[MoveOutcome]:
