@@ -4,3 +4,4 @@ Add one line per module."""
 from __future__ import annotations
 
 import agent.cli_solve  # noqa: F401  (agent solve)
+import agent.cli_lightsout  # noqa: F401  (agent bench lightsout)

@@ -12,6 +12,7 @@ from typing import Any
 
 GAMES: dict[str, str | None] = {
     "match3": None,
+    "lightsout": "agent.games.lightsout.runner:run",
 }
 
 
