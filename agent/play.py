@@ -105,10 +105,12 @@ class PlayLoop:
         journal: Journal | None = None,
         status_reader: StatusReader | None = None,
         on_move: Callable[[PlaySummary], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.device, self.profile, self.config, self.solver = device, profile, config, solver
         self.clock, self.options, self.journal = clock, options, journal
         self.status_reader, self.on_move = status_reader, on_move
+        self.should_stop = should_stop  # asked before every capture: a farm's stop signal
         self.summary = PlaySummary()
         self.pending: Pending | None = None
 
@@ -168,6 +170,8 @@ class PlayLoop:
         failed_checks = 0
         unreadable_since: float | None = None
         while True:
+            if self.should_stop is not None and self.should_stop():
+                return self._stop("stopped on request")
             frame, still = self._settle()
             t_read = time.perf_counter()
             read = read_board(frame, self.profile) if still else None
