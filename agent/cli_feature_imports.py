@@ -5,3 +5,4 @@ from __future__ import annotations
 
 import agent.cli_solve  # noqa: F401  (agent solve)
 import agent.cli_lightsout  # noqa: F401  (agent bench lightsout)
+import agent.cli_lines  # noqa: F401  (agent bench lines)

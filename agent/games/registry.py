@@ -12,6 +12,7 @@ from typing import Any
 
 GAMES: dict[str, str | None] = {
     "match3": None,
+    "lines": "agent.games.lines.runner:run",
     "lightsout": "agent.games.lightsout.runner:run",
 }
 
