@@ -6,3 +6,4 @@ from __future__ import annotations
 import agent.cli_solve  # noqa: F401  (agent solve)
 import agent.cli_lightsout  # noqa: F401  (agent bench lightsout)
 import agent.cli_lines  # noqa: F401  (agent bench lines)
+import agent.cli_adb  # noqa: F401  (agent sim serve, agent bench capture)

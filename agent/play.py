@@ -15,6 +15,7 @@ import numpy as np
 
 from agent.device.base import Device
 from agent.device.clock import Clock
+from agent.errors import AgentError
 from agent.games.match3.board import Board, Move
 from agent.games.match3.reader import BoardRead, read_board
 from agent.games.match3.rules import Match3Config
@@ -164,6 +165,10 @@ class PlayLoop:
             return self._run()
         except KeyboardInterrupt:
             return self._stop("interrupted (Ctrl-C)")
+        except AgentError as exc:
+            # The device failed (killed, unplugged, hung): the journal still ends with why.
+            self._stop(f"device error: {exc}")
+            raise
 
     def _run(self) -> PlaySummary:
         s, opt = self.summary, self.options

@@ -1,14 +1,15 @@
 """The adb layer without a phone: frame parsing, device choice, and AdbDevice on a fake.
 
-The fake phone speaks the one method AdbDevice uses (`shell(cmd, stream=True)`); the
-fake adb *server* at the end checks the real adbutils path against a silent phone.
-The integration test needs only the adb binary (adbutils bundles one).
+The fake phone speaks the slice of adbutils AdbDevice uses (`open_transport()`, then a
+service such as `shell:CMD` or `exec:CMD`); the fake adb *server* at the end checks the
+real adbutils path against a silent phone. tests/test_adb_integration.py puts the
+project's own phone on the wire behind a real adb server.
 """
 
 from __future__ import annotations
 
 import io
-import os
+import select
 import socket
 import struct
 import subprocess
@@ -189,8 +190,32 @@ class FakeStream:
         self.closed = True
 
 
+class FakeConnection:
+    """What adbutils' open_transport() returns: send a service, check OKAY, then recv."""
+
+    def __init__(self, phone: "FakePhone") -> None:
+        self.phone = phone
+        self.service: str | None = None
+        self.stream: FakeStream | None = None
+
+    def send_command(self, cmd: str) -> None:
+        self.service = cmd
+
+    def check_okay(self) -> None:
+        assert self.service is not None
+        self.stream = self.phone.serve(self.service)
+
+    def recv(self, n: int) -> bytes:
+        assert self.stream is not None, "recv before the service was accepted"
+        return self.stream.recv(n)
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+
+
 class FakePhone:
-    """An adbutils-like device: answers the shell commands AdbDevice sends."""
+    """An adbutils-like device: answers the services AdbDevice opens."""
 
     def __init__(self, w: int = W, h: int = H, rotation: int = 0, override: tuple[int, int] | None = None) -> None:
         self.w, self.h, self.rotation, self.override = w, h, rotation, override
@@ -198,7 +223,8 @@ class FakePhone:
         self.raw_replies: list[bytes] = []  # consumed in order; then the real frame
         self.png_replies: list[bytes] = []
         self.input_reply = ""
-        self.commands: list[str] = []
+        self.commands: list[str] = []  # command lines, without the service name
+        self.services: list[str] = []  # "shell" or "exec", one per command
         self.hang_on: str | None = None  # a command prefix that never answers
         self.release = threading.Event()
         self.fail_open: list[BaseException] = []  # raised by shell() before anything runs
@@ -208,8 +234,13 @@ class FakePhone:
         w, h = self.override or (self.w, self.h)
         return (h, w) if self.rotation % 2 else (w, h)
 
-    def shell(self, cmdargs: str, stream: bool = False, timeout: float | None = None):
-        assert stream is True, "AdbDevice must stream every command"
+    def open_transport(self) -> FakeConnection:
+        return FakeConnection(self)
+
+    def serve(self, service: str) -> FakeStream:
+        kind, _, cmdargs = service.partition(":")
+        assert kind in ("shell", "exec"), service
+        self.services.append(kind)
         self.commands.append(cmdargs)
         if self.fail_open:
             raise self.fail_open.pop(0)
@@ -457,14 +488,14 @@ def test_hung_capture_is_cut_off_at_the_timeout(phone: FakePhone) -> None:
 
 def test_swipe_bound_includes_its_duration(phone: FakePhone, monkeypatch) -> None:
     dev = make_device(phone, timeout_s=0.2)
-    real_shell = phone.shell
+    real_serve = phone.serve
 
-    def slow_shell(cmd, stream=False, timeout=None):
-        if cmd.startswith("input swipe"):
+    def slow_serve(service: str):
+        if service.startswith("shell:input swipe"):
             time.sleep(0.4)  # a 400 ms swipe takes 400 ms
-        return real_shell(cmd, stream=stream)
+        return real_serve(service)
 
-    monkeypatch.setattr(phone, "shell", slow_shell)
+    monkeypatch.setattr(phone, "serve", slow_serve)
     dev.swipe(1, 2, 3, 4, 400)
     with pytest.raises(DeviceTimeoutError):
         dev.swipe(1, 2, 3, 4, 10)
@@ -533,6 +564,19 @@ def test_errors_from_connect_pass_through() -> None:
 
     with pytest.raises(DeviceUnauthorizedError):
         AdbDevice("FAKE1", timeout_s=1.0, connect=connect)
+
+
+def test_capture_method_from_the_environment(phone: FakePhone, monkeypatch) -> None:
+    monkeypatch.setenv("PUZZLE_AGENT_CAPTURE", "PNG")
+    dev = AdbDevice("FAKE1", timeout_s=2.0, connect=connect_to(phone))
+    assert dev.capture_mode == "png"
+    dev.screencap()
+    assert phone.bases("screencap") == ["screencap -p"]
+    assert make_device(phone, capture="raw").capture_mode == "raw"  # an explicit choice wins
+    monkeypatch.setenv("PUZZLE_AGENT_CAPTURE", "jpeg")
+    with pytest.raises(DeviceError, match="PUZZLE_AGENT_CAPTURE='jpeg'") as info:
+        AdbDevice("FAKE1", timeout_s=2.0, connect=connect_to(phone))
+    assert "auto, raw or png" in info.value.hint
 
 
 def test_bad_arguments() -> None:
@@ -747,8 +791,8 @@ class FakeAdbServer:
                 if req.startswith("host:transport-id:"):
                     conn.sendall(b"OKAY")
                     continue
-                if self.phone is not None and req.startswith("shell:"):
-                    stream = self.phone.shell(req[len("shell:") :], stream=True)
+                if self.phone is not None and req.startswith(("shell:", "exec:")):
+                    stream = self.phone.serve(req)
                     conn.sendall(b"OKAY")
                     while chunk := stream.recv(1 << 16):
                         conn.sendall(chunk)
@@ -841,3 +885,446 @@ def test_list_devices_starts_a_server_when_none_answers(private_adb_port) -> Non
     assert not adbmod._server_answers(AdbTarget())
     assert list_devices() == []
     assert adbmod._server_answers(AdbTarget())
+
+
+# --------------------------------------------------------------------------- exec vs shell, network phones
+
+
+def test_frames_come_through_exec_and_text_through_shell(phone: FakePhone) -> None:
+    dev = make_device(phone)
+    dev.screencap()
+    dev.tap(1, 1)
+    kinds = dict(zip(phone.bases(), phone.services))
+    assert kinds["screencap"] == "exec"  # binary-safe on phones whose shell: is a terminal
+    assert kinds["getprop ro.product.model"] == "shell" and kinds["input tap 1 1"] == "shell"
+
+
+@pytest.mark.parametrize(
+    "serial, tcp",
+    [("127.0.0.1:5555", True), ("192.168.1.20:40123", True), ("phone.lan:5555", True), ("[::1]:5555", True),
+     ("emulator-5554", False), ("R58N12ABCDE", False), ("adb-R58N-abc._adb-tls-connect._tcp", False),
+     ("127.0.0.1", False), ("host:port", False)],
+)  # fmt: skip
+def test_network_serials_are_told_apart(serial: str, tcp: bool) -> None:
+    assert adbmod.is_tcp_serial(serial) is tcp
+
+
+class ConnectingClient(FakeClient):
+    """A client whose server answers `adb connect` like adb does (exit 0, words only)."""
+
+    def __init__(self, rows, phones=None, reachable: dict[str, str] | None = None) -> None:
+        super().__init__(rows, phones)
+        self.reachable = reachable or {}  # serial -> state it comes back in
+        self.calls: list[tuple[str, str]] = []
+
+    def connect(self, addr: str, timeout: float | None = None) -> str:
+        self.calls.append(("connect", addr))
+        if addr not in self.reachable:
+            return f"failed to connect to '{addr}': Connection refused"
+        if any(r.serial == addr for r in self.rows):
+            return f"already connected to {addr}"
+        tid = str(len(self.rows) + 1)
+        self.rows.append(AdbDeviceInfo(serial=addr, state=self.reachable[addr], tags={"transport_id": tid}))
+        return f"connected to {addr}"
+
+    def disconnect(self, addr: str, raise_error: bool = False) -> str:
+        self.calls.append(("disconnect", addr))
+        self.rows = [r for r in self.rows if r.serial != addr]
+        return f"disconnected {addr}"
+
+
+def test_select_connects_a_network_phone_that_is_not_listed(use_client) -> None:
+    client = use_client(ConnectingClient([], reachable={"127.0.0.1:5555": "device"}))
+    assert select_serial("127.0.0.1:5555") == "127.0.0.1:5555"
+    assert client.calls == [("connect", "127.0.0.1:5555")]
+
+
+def test_select_network_phone_that_does_not_answer(use_client) -> None:
+    client = use_client(ConnectingClient([("A1", "device")]))
+    with pytest.raises(NoDeviceError, match="Connection refused") as info:
+        select_serial("127.0.0.1:5999")
+    assert "listening" in info.value.hint
+    assert client.calls == [("connect", "127.0.0.1:5999")]
+    with pytest.raises(NoDeviceError):
+        select_serial("R58N000")  # a USB serial is never `adb connect`ed
+    assert len(client.calls) == 1
+
+
+def test_select_network_phone_that_came_back_unauthorized(use_client) -> None:
+    use_client(ConnectingClient([("10.0.0.5:5555", "offline")], reachable={"10.0.0.5:5555": "unauthorized"}))
+    with pytest.raises(DeviceUnauthorizedError):
+        select_serial("10.0.0.5:5555")
+
+
+def test_offline_network_phone_is_reconnected_mid_run(use_client) -> None:
+    fake = FakePhone()
+    serial = "127.0.0.1:5555"
+    client = use_client(ConnectingClient([(serial, "device")], phones={serial: fake}, reachable={serial: "device"}))
+    dev = AdbDevice(serial, timeout_s=2.0)
+    client.rows[0] = AdbDeviceInfo(serial=serial, state="offline", tags={"transport_id": "1"})
+    fake.fail_open = [AdbError("device offline")]  # the server lost it; it is back on the network
+    np.testing.assert_array_equal(dev.screencap(), fake.frame)
+    assert client.calls == [("disconnect", serial), ("connect", serial)]
+
+
+def test_network_phone_that_stays_away_is_offline_with_what_adb_said(use_client) -> None:
+    fake = FakePhone()
+    serial = "127.0.0.1:5555"
+    client = use_client(ConnectingClient([(serial, "device")], phones={serial: fake}))
+    dev = AdbDevice(serial, timeout_s=2.0)
+    client.rows[0] = AdbDeviceInfo(serial=serial, state="offline", tags={"transport_id": "1"})
+    fake.fail_open = [AdbError("device offline")]
+    with pytest.raises(DeviceOfflineError, match="Connection refused") as info:
+        dev.tap(1, 1)
+    assert "listening" in info.value.hint
+    assert fake.bases("input") == ["input tap 1 1"]  # refused at the open, and not sent again
+
+
+def test_connect_tcp_reports_what_went_wrong(use_client) -> None:
+    use_client(ConnectingClient([], reachable={"127.0.0.1:5555": "device", "127.0.0.1:5556": "unauthorized"}))
+    assert adbmod.connect_tcp("127.0.0.1:5555") == "connected to 127.0.0.1:5555"
+    assert adbmod.connect_tcp("127.0.0.1:5555") == "already connected to 127.0.0.1:5555"
+    with pytest.raises(DeviceUnauthorizedError):
+        adbmod.connect_tcp("127.0.0.1:5556")
+    with pytest.raises(DeviceOfflineError, match="cannot connect to 127.0.0.1:5557: failed to connect"):
+        adbmod.connect_tcp("127.0.0.1:5557")
+    with pytest.raises(DeviceError, match="not HOST:PORT"):
+        adbmod.connect_tcp("R58N000")
+
+
+def test_real_adbutils_path_reads_a_png_bigger_than_its_size_hint() -> None:
+    phone = FakePhone()  # random pixels: the PNG is far above half a byte a pixel
+    server = FakeAdbServer(phone)
+    try:
+        dev = AdbDevice("FAKE9", AdbTarget(port=server.port), capture="png", timeout_s=2.0)
+        np.testing.assert_array_equal(dev.screencap(), phone.frame)
+        assert "exec:screencap -p" in server.requests
+    finally:
+        server.close()
+
+
+# --------------------------------------------------------------------------- the fake phone's parts
+
+from agent.device.adbd import AdbdServer  # noqa: E402
+from agent.device.adbd import wire  # noqa: E402
+from agent.device.adbd.screen import ScreenBytes  # noqa: E402
+from agent.device.adbd.shell import FakeShell, PhoneFacts, split_commands  # noqa: E402
+from agent.device.sim import SimPhone  # noqa: E402
+
+SIM = (240, 400)
+
+
+def test_wire_round_trip_and_refusals() -> None:
+    data = b"host::features=shell_v2"
+    packet = wire.header(wire.A_CNXN, wire.VERSION, 4096, data, with_checksum=True) + data
+    msg = wire.read_message(io.BytesIO(packet), 1 << 20)
+    assert (msg.command, msg.arg0, msg.arg1, msg.data) == (wire.A_CNXN, wire.VERSION, 4096, data)
+    assert struct.unpack_from("<6I", packet)[4] == sum(data)
+    assert wire.read_message(io.BytesIO(b""), 100) is None  # closed between messages
+    bad_magic = packet[:20] + b"\0\0\0\0" + packet[24:]
+    for broken, reason in [(bad_magic, "magic"), (packet[:10], "header"), (packet[:-3], "data"),
+                           (packet, "more than")]:  # fmt: skip
+        with pytest.raises(wire.WireError, match=reason):
+            wire.read_message(io.BytesIO(broken), 1 << 20 if reason != "more than" else 8)
+
+
+@pytest.mark.parametrize(
+    "line, commands",
+    [
+        ("wm size", [(["wm", "size"], ";")]),
+        ("screencap -p; echo X4EXIT:$?", [(["screencap", "-p"], ";"), (["echo", "X4EXIT:$?"], ";")]),
+        ("echo 'a b' \"c;d\"&&x||y", [(["echo", "a b", "c;d"], "&&"), (["x"], "||"), (["y"], ";")]),
+    ],
+)
+def test_shell_splits_command_lines(line: str, commands) -> None:
+    assert split_commands(line) == commands
+
+
+def test_shell_refuses_pipes() -> None:
+    with pytest.raises(ValueError, match="pipes"):
+        split_commands("getprop | grep model")
+
+
+class Captured:
+    def __init__(self) -> None:
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+
+    def __call__(self, fd: int, data: bytes) -> None:
+        (self.stdout if fd == 1 else self.stderr).extend(data)
+
+
+@pytest.fixture
+def sim_shell():
+    phone = SimPhone(seed=2, size=SIM)
+    lock = threading.Lock()
+    slept: list[float] = []
+    shell = FakeShell(phone, ScreenBytes(phone.screencap), PhoneFacts(density=320), lock, sleep=slept.append)
+
+    def run(line: str) -> tuple[int, str, str, bytes]:
+        out = Captured()
+        status = shell.run(line, out)
+        return status, out.stdout.decode("utf-8", "replace"), out.stderr.decode(), bytes(out.stdout)
+
+    run.phone, run.slept = phone, slept  # type: ignore[attr-defined]
+    return run
+
+
+def test_shell_runs_lists_with_exit_statuses(sim_shell) -> None:
+    assert sim_shell("echo a; frob; echo $?")[:3] == (0, "a\n127\n", "/system/bin/sh: frob: not found\n")
+    assert sim_shell("frob || echo fallback; frob && echo never")[:2] == (127, "fallback\n")
+    assert sim_shell("echo -n x; echo 'y  z'")[:2] == (0, "xy  z\n")
+    assert sim_shell("echo 'open")[0] == 1  # a syntax error, as sh says
+
+
+def test_shell_answers_getprop_wm_and_dumpsys(sim_shell) -> None:
+    assert sim_shell("getprop ro.product.model")[1] == "puzzle-sim\n"
+    assert sim_shell("getprop no.such.prop")[1] == "\n"
+    assert sim_shell("getprop no.such.prop dflt")[1] == "dflt\n"
+    assert "[ro.sf.lcd_density]: [320]\n" in sim_shell("getprop")[1]
+    assert sim_shell("wm size")[1] == f"Physical size: {SIM[0]}x{SIM[1]}\n"
+    assert sim_shell("wm density")[1] == "Physical density: 320\n"
+    assert sim_shell("wm overscan")[0] == 1
+    display = sim_shell("dumpsys display")[1]
+    assert adbmod._parse_rotation(display) == 0
+    from adbutils.shell import _DISPLAY_RE  # what adbutils' window_size() parses
+
+    m = next(_DISPLAY_RE.match(line) for line in display.splitlines() if _DISPLAY_RE.match(line))
+    assert (m["orientation"], m["width"], m["height"]) == ("0", str(SIM[0]), str(SIM[1]))
+    assert "SurfaceOrientation: 0" in sim_shell("dumpsys input")[1]
+    assert sim_shell("dumpsys battery")[1] == "Can't find service: battery\n"
+
+
+def test_shell_screencap_prints_the_phone_frame(sim_shell) -> None:
+    frame = sim_shell.phone.screencap()
+    status, _, _, raw = sim_shell("screencap")
+    assert status == 0
+    np.testing.assert_array_equal(parse_raw_screencap(raw, expect=SIM), frame)
+    status, _, _, png = sim_shell("screencap -p -d 0")
+    assert status == 0 and png.startswith(b"\x89PNG")
+    np.testing.assert_array_equal(decode_png(png), frame)
+    assert sim_shell("screencap -x")[0] == 1 and "usage" in sim_shell("screencap -x")[2]
+    assert sim_shell("screencap /sdcard/s.png")[0] == 1
+    assert sim_shell("screencap -d 3")[0] == 1
+
+
+def test_shell_input_reaches_the_phone(sim_shell) -> None:
+    assert sim_shell("input tap 10 20")[0] == 0
+    assert sim_shell("input touchscreen swipe 1 2 30.6 40 150")[0] == 0
+    assert sim_shell("input swipe 5 6 7 8")[0] == 0
+    assert sim_shell("input tap 5000 5")[0] == 0  # off the screen: dropped, as a phone does
+    assert sim_shell("input keyevent 3")[0] == 0
+    log = [(g.kind, g.points, g.duration_ms) for g in sim_shell.phone.gesture_log]
+    assert log == [("tap", (10, 20), 0), ("swipe", (1, 2, 31, 40), 150), ("swipe", (5, 6, 7, 8), 300)]
+    assert sim_shell.slept == [0.15, 0.3]  # `input swipe` returns when the finger lifts
+    status, _, err, _ = sim_shell("input tap x 1")
+    assert status == 1 and "NumberFormatException" in err
+    assert sim_shell("input tap 1")[0] == 1 and sim_shell("input fly 1 2")[0] == 1 and sim_shell("input")[0] == 1
+    assert len(sim_shell.phone.gesture_log) == 3
+
+
+def test_screen_bytes_encode_each_distinct_frame_once() -> None:
+    frames = [make_frame(seed=1), make_frame(seed=1), make_frame(seed=2), make_frame(seed=1)]
+    screen = ScreenBytes(lambda: frames.pop(0), keep=2)
+    first = screen.raw()
+    assert screen.raw() is first  # an equal frame: the cached bytes, not a new encoding
+    second = screen.raw()
+    assert second is not first
+    np.testing.assert_array_equal(parse_raw_screencap(second), make_frame(seed=2))
+    assert screen.raw() is first  # still kept (keep=2)
+    assert (screen.hits, screen.misses) == (2, 2)
+
+
+class WireHost:
+    """The test playing the adb server's side of one connection to an AdbdServer."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+
+    def read(self, n: int) -> bytes:
+        """Exactly n bytes, fewer only at EOF (what read_message expects of a reader)."""
+        out = bytearray()
+        while len(out) < n:
+            chunk = self.sock.recv(n - len(out))
+            if not chunk:
+                break
+            out += chunk
+        return bytes(out)
+
+    def send(self, command: int, arg0: int, arg1: int, data: bytes = b"", version: int = wire.VERSION) -> None:
+        self.sock.sendall(wire.header(command, arg0, arg1, data, with_checksum=True) + data)
+
+    def recv(self, timeout: float = 5) -> wire.Message | None:
+        self.sock.settimeout(timeout)
+        return wire.read_message(self, 1 << 24)
+
+    def silent(self, for_s: float = 0.3) -> bool:
+        """Nothing arrives for for_s seconds."""
+        readable, _, _ = select.select([self.sock], [], [], for_s)
+        return not readable
+
+    def handshake(self, maxdata: int = 1 << 20, version: int = wire.VERSION) -> wire.Message:
+        self.send(wire.A_CNXN, version, maxdata, b"host::features=shell_v2,cmd")
+        return self.recv()
+
+    def open(self, local_id: int, service: str) -> wire.Message:
+        self.send(wire.A_OPEN, local_id, 0, service.encode() + b"\0")
+        return self.recv()
+
+    def read_stream(self, local_id: int, max_seen: list[int] | None = None) -> bytes:
+        """WRTE by WRTE, acknowledging each, until CLSE."""
+        out = bytearray()
+        while True:
+            msg = self.recv()
+            assert msg is not None and msg.arg1 == local_id
+            if msg.command == wire.A_CLSE:
+                return bytes(out)
+            assert msg.command == wire.A_WRTE, msg
+            if max_seen is not None:
+                max_seen.append(len(msg.data))
+            out += msg.data
+            self.send(wire.A_OKAY, local_id, msg.arg0)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def wire_phone():
+    server = AdbdServer(SimPhone(seed=4, size=SIM, serial="sim-4")).start()
+    hosts: list[WireHost] = []
+
+    def connect() -> WireHost:
+        hosts.append(WireHost(server.port))
+        return hosts[-1]
+
+    yield server, connect
+    for host in hosts:
+        host.close()
+    server.thaw()
+    server.stop()
+
+
+def test_wire_handshake_names_the_phone(wire_phone) -> None:
+    server, connect = wire_phone
+    reply = connect().handshake()
+    assert (reply.command, reply.arg0, reply.arg1) == (wire.A_CNXN, wire.VERSION, wire.MAX_PAYLOAD)
+    banner = reply.data.decode()
+    assert banner.startswith("device::") and "ro.product.model=puzzle-sim" in banner
+    assert "features=shell_v2,cmd" in banner
+
+
+def test_wire_stream_respects_max_payload_and_one_packet_in_flight(wire_phone) -> None:
+    server, connect = wire_phone
+    host = connect()
+    host.handshake(maxdata=4096)
+    okay = host.open(7, "exec:screencap")
+    assert (okay.command, okay.arg1) == (wire.A_OKAY, 7)
+    first = host.recv()
+    assert first.command == wire.A_WRTE and len(first.data) == 4096
+    assert host.silent()  # nothing more until the host says OKAY
+    host.send(wire.A_OKAY, 7, first.arg0)
+    sizes: list[int] = []
+    data = first.data + host.read_stream(7, sizes)
+    sizes.insert(0, len(first.data))
+    assert sizes[:-1] == [4096] * (len(sizes) - 1) and 0 < sizes[-1] <= 4096  # full packets, none too big
+    np.testing.assert_array_equal(parse_raw_screencap(data, expect=SIM), server.phone.screencap())
+
+
+def test_wire_shell_v1_and_v2_framing(wire_phone) -> None:
+    _, connect = wire_phone
+    host = connect()
+    host.handshake()
+    host.open(1, "shell:frob; echo X4EXIT:$?")
+    assert host.read_stream(1) == b"/system/bin/sh: frob: not found\nX4EXIT:127\n"
+    opened = host.open(2, "shell,v2,TERM=xterm,raw:echo hi; frob")
+    host.send(wire.A_WRTE, 2, opened.arg0, bytes([4, 0, 0, 0, 0]))  # close-stdin, as adb sends
+    packets = host.recv(), host.recv()
+    okay = next(p for p in packets if p.command == wire.A_OKAY)  # every host WRTE is acknowledged
+    assert okay.arg1 == 2
+    data = next(p for p in packets if p.command == wire.A_WRTE).data
+    host.send(wire.A_OKAY, 2, opened.arg0)
+    data += host.read_stream(2)
+    frames, at = [], 0
+    while at < len(data):
+        kind, n = struct.unpack_from("<BI", data, at)
+        frames.append((kind, data[at + 5 : at + 5 + n]))
+        at += 5 + n
+    assert frames == [(1, b"hi\n"), (2, b"/system/bin/sh: frob: not found\n"), (3, bytes([127]))]
+
+
+def test_wire_refuses_unknown_services_and_survives_a_broken_host(wire_phone) -> None:
+    server, connect = wire_phone
+    host = connect()
+    host.handshake()
+    refused = host.open(3, "sync:")
+    assert (refused.command, refused.arg0, refused.arg1) == (wire.A_CLSE, 0, 3)
+    host.sock.sendall(b"this is not an adb message at all")
+    with _closed():
+        assert host.recv() is None
+    again = connect()
+    assert again.handshake().command == wire.A_CNXN  # the phone still serves
+    again.open(1, "shell:echo ok")
+    assert again.read_stream(1) == b"ok\n"
+
+
+class _closed:
+    """The connection must end: a clean EOF or a reset both count."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        assert kind is None or issubclass(kind, (ConnectionError, wire.WireError)), exc
+        return True
+
+
+def test_wire_host_closing_a_stream_stops_its_writes(wire_phone) -> None:
+    _, connect = wire_phone
+    host = connect()
+    host.handshake(maxdata=4096)
+    host.open(5, "exec:screencap")
+    first = host.recv()
+    assert first.command == wire.A_WRTE
+    host.send(wire.A_CLSE, 5, first.arg0)
+    host.send(wire.A_OKAY, 5, first.arg0)  # a late OKAY must not restart it
+    assert host.silent()
+    host.open(6, "shell:echo still here")
+    assert host.read_stream(6) == b"still here\n"
+
+
+def test_wire_old_hosts_get_checksums(wire_phone) -> None:
+    _, connect = wire_phone
+    host = connect()
+    reply = host.handshake(version=wire.VERSION_MIN)
+    assert reply.command == wire.A_CNXN
+    host.open(1, "shell:echo sum")
+    command, _, _, length, check, _ = struct.unpack("<6I", host.read(24))
+    assert (command, host.read(length)) == (wire.A_WRTE, b"sum\n")
+    assert check == sum(b"sum\n")  # what hosts before 0x01000001 verify
+
+
+def test_wire_unauthorized_phone_never_accepts_a_key(wire_phone) -> None:
+    server, connect = wire_phone
+    server.unauthorized = True
+    host = connect()
+    token = host.handshake()
+    assert (token.command, token.arg0, len(token.data)) == (wire.A_AUTH, wire.AUTH_TOKEN, wire.TOKEN_SIZE)
+    host.send(wire.A_AUTH, wire.AUTH_SIGNATURE, 0, b"s" * 256)
+    again = host.recv()
+    assert again.command == wire.A_AUTH and again.data != token.data  # a new token: key refused
+    host.send(wire.A_AUTH, wire.AUTH_RSAPUBLICKEY, 0, b"key\0")
+    host.send(wire.A_OPEN, 1, 0, b"shell:echo hi\0")
+    assert host.silent()  # no prompt is ever accepted, nothing is served
+
+
+def test_wire_frozen_phone_answers_nothing(wire_phone) -> None:
+    server, connect = wire_phone
+    host = connect()
+    host.handshake()
+    server.freeze()
+    host.send(wire.A_OPEN, 1, 0, b"shell:echo hi\0")
+    assert host.silent()
+    server.thaw()
+    host.open(2, "shell:echo back")
+    assert host.read_stream(2) == b"back\n"

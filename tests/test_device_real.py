@@ -12,8 +12,11 @@ pytestmark = pytest.mark.device
 
 @pytest.fixture(scope="module")
 def phone():
+    from agent.device import adb
     from agent.device.adb import AdbDevice, AdbTarget, list_devices
 
+    if not adb._server_answers(AdbTarget()):
+        pytest.skip("no adb server running (start one with `adb start-server` and attach a phone)")
     try:
         ready = [d for d in list_devices(AdbTarget(), timeout_s=3.0) if d.state == "device"]
     except AgentError as exc:

@@ -5,12 +5,18 @@ three things added on top, all measured in /work/shared/notes/adb.md:
 
 - a hard deadline on every call (adbutils' transport open waits up to 600 s on a hung
   phone, whatever socket_timeout says);
-- errors mapped onto agent.errors with a hint the user can act on;
+- errors mapped onto agent.errors with a hint the user can act on, one retry after a
+  transient fault, and for phones on the network (serial HOST:PORT) an `adb connect`
+  again when the server has lost them;
 - the fast paths: transport ids instead of serials, and a linear read of raw frames.
 
-The phone side is reached through a small seam (`ShellDevice`: one `shell(cmd,
-stream=True)` method), so tests inject a fake, and a fake adbd on the wire can later
-replace the fake without changing this module.
+Screenshots go through the `exec:` service, text commands through `shell:`: phones
+before Android 7 run `shell:` on a terminal that turns every \n of a binary frame into
+\r\n, while `exec:` hands the bytes over untouched on every version.
+
+The phone side is reached through a small seam (`ShellDevice`: adbutils'
+`open_transport()`), so unit tests inject a fake; the integration tests put the
+project's own phone on the wire (agent.device.adbd) behind a real adb server.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Callable, Literal, Protocol, TypeVar
 
-from agent.device.adb_env import DEFAULT_PORT, env_port as _env_port
+from agent.device.adb_env import env_port as _env_port
 
 # adbutils parses ANDROID_ADB_SERVER_PORT when it is imported and dies with a bare
 # ValueError on a bad value; check it first so the user gets our message and hint.
@@ -63,6 +69,10 @@ RECONNECT_PAUSE_S = 0.2
 MAX_SWIPE_MS = 60_000
 # Big reads: 1 MiB recv calls measured 10x faster than adbutils' 4 KiB loop for a frame.
 _RECV_CHUNK = 1 << 20
+# Expected reply sizes, to size the read buffer: text, and a PNG per screen pixel (phone
+# screenshots compress to well under a byte a pixel; a bigger one grows the buffer).
+_TEXT_HINT = 4096
+_PNG_BYTES_PER_PIXEL = 0.5
 # Appended to text commands so a reply cut short by a dying phone is told apart from an
 # empty one (`input` prints nothing on success; adbutils returns '' when the phone dies).
 _RC_MARK = "__PA_RC="
@@ -255,6 +265,20 @@ def ensure_server(target: AdbTarget, start_timeout_s: float = SERVER_START_TIMEO
         raise AdbServerError(f"cannot reach the adb server at {target.address} (`adb start-server` said: {said})")
 
 
+def stop_server(target: AdbTarget, timeout_s: float = SERVER_START_TIMEOUT_S) -> None:
+    """`adb kill-server` on target's port (for servers this program started); quiet when
+    none answers."""
+    if not _server_answers(target):
+        return
+    try:
+        exe = adbutils.adb_path()
+        env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(target.port))
+        subprocess.run([exe, "-P", str(target.port), "kill-server"], env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=timeout_s)  # fmt: skip
+    except (AdbError, OSError, subprocess.TimeoutExpired) as exc:
+        raise AdbServerError(f"could not stop the adb server at {target.address}: {exc}") from None
+
+
 def _open_client(target: AdbTarget, timeout_s: float) -> Any:
     """The adb client for target, with a server running behind it (tests replace this)."""
     ensure_server(target)
@@ -269,16 +293,8 @@ def _state_name(state: str) -> str:
     return "no permissions" if state == "no" else state
 
 
-def _list_rows(client: Any, target: AdbTarget, timeout_s: float) -> list[DeviceInfo]:
-    try:
-        rows = _bounded(lambda: client.list(extended=True), time.monotonic() + timeout_s)
-    except _CallTimeout:
-        raise AdbServerError(
-            f"the adb server at {target.address} did not list devices within {timeout_s:g} s",
-            hint="restart it: `adb kill-server && adb start-server`",
-        ) from None
-    except (AdbError, OSError, EOFError) as exc:
-        raise AdbServerError(f"cannot list devices from the adb server at {target.address}: {exc}") from None
+def _rows(client: Any) -> list[DeviceInfo]:
+    """`adb devices -l`, unbounded: for code already running inside a bounded call."""
     return [
         DeviceInfo(
             serial=row.serial,
@@ -286,11 +302,23 @@ def _list_rows(client: Any, target: AdbTarget, timeout_s: float) -> list[DeviceI
             model=row.tags.get("model"),
             transport_id=row.transport_id,
         )
-        for row in rows
+        for row in client.list(extended=True)
     ]
 
 
-def _device_handle(client: Any, row: DeviceInfo) -> Any:
+def _list_rows(client: Any, target: AdbTarget, timeout_s: float) -> list[DeviceInfo]:
+    try:
+        return _bounded(lambda: _rows(client), time.monotonic() + timeout_s)
+    except _CallTimeout:
+        raise AdbServerError(
+            f"the adb server at {target.address} did not list devices within {timeout_s:g} s",
+            hint="restart it: `adb kill-server && adb start-server`",
+        ) from None
+    except (AdbError, OSError, EOFError) as exc:
+        raise AdbServerError(f"cannot list devices from the adb server at {target.address}: {exc}") from None
+
+
+def _device_handle(client: Any, row: DeviceInfo) -> ShellDevice:
     # By transport id when the server gave one: addressing by serial costs an extra
     # server-version round trip per command (21 ms vs 11 ms per tap, measured).
     if row.transport_id:
@@ -364,12 +392,23 @@ def select_serial(serial: str | None = None, target: AdbTarget | None = None, ti
     target = target or AdbTarget()
     env_serial = os.environ.get("ANDROID_SERIAL", "").strip()
     wanted = serial or env_serial or None
-    rows = _list_rows(_open_client(target, timeout_s), target, timeout_s)
+    client = _open_client(target, timeout_s)
+    rows = _list_rows(client, target, timeout_s)
     if wanted:
         row = next((r for r in rows if r.serial == wanted), None)
+        said = None
+        if is_tcp_serial(wanted) and (row is None or row.state == "offline"):
+            # A network phone needs `adb connect` first; do it rather than tell the user to.
+            said = _connect_for_selection(client, wanted, drop_first=row is not None, timeout_s=timeout_s)
+            rows = _list_rows(client, target, timeout_s)
+            row = next((r for r in rows if r.serial == wanted), None)
         if row is None:
             source = "" if serial else " (from ANDROID_SERIAL)"
-            raise NoDeviceError(f"no device {wanted!r}{source} is attached; adb lists: {_describe(rows) or 'nothing'}")
+            tried = f"; `adb connect {wanted}` said: {said}" if said else ""
+            raise NoDeviceError(
+                f"no device {wanted!r}{source} is attached; adb lists: {_describe(rows) or 'nothing'}{tried}",
+                hint=_TCP_HINT if said else None,
+            )
         _require_ready(row)
         return wanted
     if not rows:
@@ -380,23 +419,97 @@ def select_serial(serial: str | None = None, target: AdbTarget | None = None, ti
     return rows[0].serial
 
 
-def _connect_by_transport(serial: str, target: AdbTarget, timeout_s: float) -> Any:
-    """The adbutils device for serial, addressed by transport id (runs inside a _Call)."""
+_TCP_HINT = "check that the phone (or `agent sim serve`) is listening at that address, then retry"
+
+
+def _connect_for_selection(client: Any, serial: str, drop_first: bool, timeout_s: float) -> str:
+    try:
+        return _bounded(lambda: _tcp_connect(client, serial, drop_first)[0], time.monotonic() + timeout_s)
+    except _CallTimeout:
+        return f"no answer within {timeout_s:g} s"
+    except (AdbError, OSError, EOFError) as exc:
+        return str(exc) or type(exc).__name__
+
+
+def _connect_by_transport(serial: str, target: AdbTarget, timeout_s: float) -> ShellDevice:
+    """The adbutils device for serial, addressed by transport id (runs inside a _Call).
+
+    A network phone the server has lost (not listed, or offline after its connection
+    broke) gets one `adb connect`: a restarted phone is back at once instead of after
+    the server's own retry, up to 10 s later.
+    """
     client = _open_client(target, timeout_s)
-    rows = [
-        DeviceInfo(r.serial, _state_name(r.state), transport_id=r.transport_id) for r in client.list(extended=True)
-    ]
+    rows = _rows(client)
     row = next((r for r in rows if r.serial == serial), None)
+    if is_tcp_serial(serial) and (row is None or row.state == "offline"):
+        said, row = _tcp_connect(client, serial, drop_first=row is not None)
+        if row is None or row.state == "offline":
+            raise DeviceOfflineError(f"{serial} is gone and `adb connect {serial}` said: {said}", hint=_TCP_HINT)
     if row is None:
         raise NoDeviceError(f"device {serial!r} not found (unplugged?); adb lists: {_describe(rows) or 'nothing'}")
     _require_ready(row)
     return _device_handle(client, row)
 
 
+# host:port, [v6]:port; not mDNS names like adb-XYZ._adb-tls-connect._tcp.
+_TCP_SERIAL = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
+# The server's answers to host:connect that mean the phone is there (`adb connect`
+# exits 0 whatever happened, so its words are all there is to go by).
+_CONNECTED = ("connected to", "already connected to")
+# After "connected to", the handshake may still be under way.
+_HANDSHAKE_WAIT_S = 2.0
+
+
+def is_tcp_serial(serial: str) -> bool:
+    """True for phones reached over the network (`adb connect HOST:PORT`)."""
+    return _TCP_SERIAL.fullmatch(serial) is not None
+
+
+def _tcp_connect(client: Any, serial: str, drop_first: bool) -> tuple[str, DeviceInfo | None]:
+    """`adb connect serial` (after `adb disconnect` when the server still holds a dead
+    transport): what the server said, and the phone's row once its state has settled
+    (None when it is not listed)."""
+    if drop_first:
+        client.disconnect(serial)
+    said = (client.connect(serial) or "").strip() or "nothing"
+    # A phone that connected is listed at once, but the handshake may still be going on.
+    settling = ("connecting", "authorizing") + (("offline",) if said.lower().startswith(_CONNECTED) else ())
+    until = time.monotonic() + _HANDSHAKE_WAIT_S
+    while True:
+        row = next((r for r in _rows(client) if r.serial == serial), None)
+        if row is None or row.state not in settling or time.monotonic() >= until:
+            return said, row
+        time.sleep(0.05)
+
+
+def connect_tcp(address: str, target: AdbTarget | None = None, timeout_s: float = LIST_TIMEOUT_S) -> str:
+    """`adb connect address`, bounded; returns the server's answer, raises when it failed."""
+    if not is_tcp_serial(address):
+        raise DeviceError(f"{address!r} is not HOST:PORT", hint="give the phone's address, e.g. 127.0.0.1:5555")
+    target = target or AdbTarget()
+    client = _open_client(target, timeout_s)
+    try:
+        said, row = _bounded(lambda: _tcp_connect(client, address, drop_first=False), time.monotonic() + timeout_s)
+    except _CallTimeout:
+        raise DeviceTimeoutError(f"`adb connect {address}` did not finish within {timeout_s:g} s") from None
+    except (AdbError, OSError, EOFError) as exc:
+        raise AdbServerError(f"cannot ask the adb server at {target.address} to connect {address}: {exc}") from None
+    if row is None or row.state == "offline":
+        raise DeviceOfflineError(f"cannot connect to {address}: {said}", hint=_TCP_HINT)
+    _require_ready(row)  # unauthorized, still authorizing, ...
+    return said
+
+
 # --------------------------------------------------------------------------- shell
 
 
-class ShellStream(Protocol):
+class ServiceConnection(Protocol):
+    """The slice of adbutils.AdbConnection this module uses."""
+
+    def send_command(self, cmd: str) -> None: ...
+
+    def check_okay(self) -> None: ...
+
     def recv(self, n: int) -> bytes: ...
 
     def close(self) -> None: ...
@@ -405,7 +518,7 @@ class ShellStream(Protocol):
 class ShellDevice(Protocol):
     """The slice of adbutils.AdbDevice this module uses: the seam for fakes."""
 
-    def shell(self, cmdargs: str, stream: bool = ...) -> Any: ...
+    def open_transport(self) -> ServiceConnection: ...
 
 
 class _MidCommand(Exception):
@@ -416,20 +529,54 @@ class _MidCommand(Exception):
         self.cause = cause
 
 
-def _read_stream(dev: ShellDevice, cmd: str) -> bytearray:
-    """Run cmd and read its whole output: 1 MiB recv calls into one growing bytearray."""
-    stream = dev.shell(cmd, stream=True)  # a failure here: the command never started
+def _open_service(dev: ShellDevice, service: str) -> ServiceConnection:
+    conn = dev.open_transport()
+    try:
+        conn.send_command(service)
+        conn.check_okay()
+    except BaseException:
+        _close_stream(conn, at_eof=False)
+        raise
+    return conn
+
+
+def _read_service(dev: ShellDevice, service: str, size_hint: int = _TEXT_HINT) -> bytearray:
+    """Run a service ("shell:CMD" or "exec:CMD") and read its whole output."""
+    stream = _open_service(dev, service)  # a failure here: the command never started
     at_eof = False
     try:
-        buf = bytearray()
-        while chunk := stream.recv(_RECV_CHUNK):
-            buf += chunk
+        data = _read_all(stream, size_hint)
         at_eof = True
-        return buf
+        return data
     except (AdbError, OSError, EOFError) as exc:
         raise _MidCommand(exc) from exc
     finally:
         _close_stream(stream, at_eof)
+
+
+def _read_all(stream: ServiceConnection, size_hint: int) -> bytearray:
+    """Everything until EOF, in linear time (adbutils' own loop is quadratic).
+
+    From adbutils' socket, recv_into one buffer sized for the expected reply: a 10 MB
+    frame then costs no per-call allocation of a 1 MiB bytes object and no extra copy.
+    """
+    if not isinstance(stream, AdbConnection):
+        buf = bytearray()
+        while chunk := stream.recv(_RECV_CHUNK):
+            buf += chunk
+        return buf
+    sock = stream.conn
+    buf = bytearray(size_hint + 1)  # +1: the end is seen without growing the buffer
+    n = 0
+    while True:
+        if n == len(buf):
+            buf.extend(bytes(len(buf)))
+        got = sock.recv_into(memoryview(buf)[n:])
+        if not got:
+            break
+        n += got
+    del buf[n:]
+    return buf
 
 
 def _close_stream(stream: Any, at_eof: bool) -> None:
@@ -449,7 +596,7 @@ def _close_stream(stream: Any, at_eof: bool) -> None:
 
 def _sh(dev: ShellDevice, cmd: str) -> tuple[int, str]:
     """Run a text command: (exit status, output with surrounding whitespace stripped)."""
-    out = _read_stream(dev, f"{cmd}; echo {_RC_MARK}$?").decode("utf-8", "replace")
+    out = _read_service(dev, f"shell:{cmd}; echo {_RC_MARK}$?").decode("utf-8", "replace")
     at = out.rfind(_RC_MARK)
     if at < 0:
         raise _MidCommand(EOFError(f"the reply to `{cmd}` broke off ({len(out)} bytes, no exit status)"))
@@ -503,17 +650,23 @@ class AdbDevice:
     `connect` returns an adbutils-like device (see ShellDevice); it is called
     at the first command and again after a transient fault. Not thread-safe: drive a
     phone from one thread.
+
+    `capture` None means the environment's PUZZLE_AGENT_CAPTURE (auto, raw or png),
+    else auto: the override for a phone whose raw frames are wrong in a way no check
+    can see, without a new option on every command that drives a phone.
     """
 
     def __init__(
         self,
         serial: str,
         target: AdbTarget | None = None,
-        capture: CaptureMode = "auto",
+        capture: CaptureMode | None = None,
         timeout_s: float = 10.0,
         *,
         connect: Callable[[], ShellDevice] | None = None,
     ) -> None:
+        if capture is None:
+            capture = _env_capture()
         if capture not in ("auto", "raw", "png"):
             raise ValueError(f"capture must be 'auto', 'raw' or 'png', not {capture!r}")
         if not timeout_s > 0:
@@ -610,7 +763,7 @@ class AdbDevice:
             except (AdbError, OSError, EOFError, _MidCommand) as exc:
                 kind = _classify(exc)
                 may_retry = idempotent or not isinstance(exc, _MidCommand)
-                if kind in ("transient", "gone") and attempt == 1 and may_retry and time.monotonic() < deadline:
+                if kind in _RETRY_KINDS and attempt == 1 and may_retry and time.monotonic() < deadline:
                     self._dev = None  # the next attempt looks the transport up again
                     time.sleep(max(0.0, min(RECONNECT_PAUSE_S, deadline - time.monotonic())))
                     continue
@@ -649,7 +802,9 @@ class AdbDevice:
             plan = (self._mode, self._mode)
         reasons = []
         for mode in plan:
-            data = self._run(f"`{_CAPTURE_CMD[mode]}`", partial(_read_stream, cmd=_CAPTURE_CMD[mode]), deadline)
+            cmd = _CAPTURE_CMD[mode]
+            read = partial(_read_service, service=f"exec:{cmd}", size_hint=self._capture_size_hint(mode))
+            data = self._run(f"`{cmd}`", read, deadline)
             try:
                 frame = parse_raw_screencap(data) if mode == "raw" else decode_png(data)
             except CaptureError as exc:
@@ -667,6 +822,10 @@ class AdbDevice:
                 self._mode = "raw" if mode == "raw" or not reasons else "png"
             return frame
         raise CaptureError(f"{self._serial}: no valid screenshot ({'; '.join(reasons)})")
+
+    def _capture_size_hint(self, mode: str) -> int:
+        w, h = self._physical  # what the panel captures, whatever `wm size` says
+        return w * h * 4 + 16 if mode == "raw" else int(w * h * _PNG_BYTES_PER_PIXEL)
 
     def _to_screen_pixels(self, frame: np.ndarray) -> np.ndarray:
         # With `wm size` overridden some Android versions still capture at the panel's
@@ -708,6 +867,20 @@ class AdbDevice:
 
 
 _CAPTURE_CMD = {"raw": "screencap", "png": "screencap -p"}
+CAPTURE_ENV = "PUZZLE_AGENT_CAPTURE"
+
+
+def _env_capture() -> CaptureMode:
+    value = os.environ.get(CAPTURE_ENV, "").strip().lower() or "auto"
+    if value not in ("auto", "raw", "png"):
+        raise DeviceError(
+            f"{CAPTURE_ENV}={value!r} is not a capture method",
+            hint=f"set {CAPTURE_ENV} to auto, raw or png (or unset it)",
+        )
+    return value  # type: ignore[return-value]
+# Worth one more try after looking the transport up again: a replugged phone has a new
+# transport id, and a network phone the server marked offline may take `adb connect`.
+_RETRY_KINDS = ("transient", "gone", "offline")
 
 
 def _classify(exc: BaseException) -> str:

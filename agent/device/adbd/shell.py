@@ -1,0 +1,245 @@
+"""The simulated phone's shell: the few commands adb clients send, answered like Android.
+
+Command lines are split with `shlex` (the adb CLI single-quotes arguments, adbutils
+joins them with double quotes), run in order across `;`, `&&` and `||`, with `$?`
+expanding to the last exit status: adbutils appends `; echo X4EXIT:$?` to learn a
+command's status over shell v1, and AdbDevice appends its own marker the same way.
+Anything else answers as a phone's shell does: `<cmd>: not found`, exit status 127.
+
+Output goes to `out(fd, data)`: fd 1 is stdout, 2 is stderr; the service decides how
+to frame them (merged for shell v1 and exec, separate packets for shell v2).
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from agent.device.adbd.screen import ScreenBytes
+from agent.device.base import Device
+from agent.errors import GestureError
+
+Out = Callable[[int, bytes], None]
+STDOUT, STDERR = 1, 2
+NOT_FOUND = 127
+_OPERATORS = (";", "&&", "||")
+# `input swipe` without a duration: what Android's input command uses.
+DEFAULT_SWIPE_MS = 300
+_INPUT_SOURCES = ("touchscreen", "touchpad", "touchnavigation", "stylus", "mouse", "trackball", "dpad", "keyboard",
+                  "gamepad", "joystick")  # fmt: skip
+# Commands a phone has that do nothing visible on the simulated game (no keys, no text field).
+_INPUT_NO_OPS = ("keyevent", "text", "press", "roll", "keycombination")
+
+
+@dataclass(frozen=True)
+class PhoneFacts:
+    """What the served phone says about itself (banner, getprop, wm, dumpsys)."""
+
+    model: str = "puzzle-sim"
+    product: str = "puzzle_sim"
+    device: str = "puzzle_sim"
+    manufacturer: str = "puzzle-agent"
+    serial: str = "sim-0"
+    density: int = 420
+    sdk: int = 34
+    release: str = "14"
+
+    def props(self) -> dict[str, str]:
+        return {
+            "ro.product.model": self.model,
+            "ro.product.name": self.product,
+            "ro.product.device": self.device,
+            "ro.product.brand": self.manufacturer,
+            "ro.product.manufacturer": self.manufacturer,
+            "ro.product.cpu.abi": "x86_64",
+            "ro.serialno": self.serial,
+            "ro.build.version.sdk": str(self.sdk),
+            "ro.build.version.release": self.release,
+            "ro.sf.lcd_density": str(self.density),
+            "sys.boot_completed": "1",
+        }
+
+
+def split_commands(line: str) -> list[tuple[list[str], str]]:
+    """'a b; c && d' -> [(['a', 'b'], ';'), (['c'], '&&'), (['d'], ';')]: each command
+    with the operator that follows it. Raises ValueError for what the shell cannot run."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    commands: list[tuple[list[str], str]] = []
+    words: list[str] = []
+    for token in lexer:
+        if token and set(token) <= set(";&|"):
+            if token not in _OPERATORS:
+                raise ValueError(f"'{token}' (pipes and background jobs) is not supported by the simulated phone")
+            commands.append((words, token))
+            words = []
+        else:
+            words.append(token)
+    commands.append((words, ";"))
+    return commands
+
+
+class FakeShell:
+    """Runs command lines against one phone. Thread-safe: gestures reach the phone under
+    `lock`, and `screen` is expected to take the same lock to grab a frame."""
+
+    def __init__(
+        self,
+        phone: Device,
+        screen: ScreenBytes,
+        facts: PhoneFacts,
+        lock: threading.Lock,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._phone = phone
+        self._screen = screen
+        self._facts = facts
+        self._lock = lock
+        self._sleep = sleep
+        self._commands: dict[str, Callable[[list[str], Out], int]] = {
+            "echo": self._echo,
+            "getprop": self._getprop,
+            "wm": self._wm,
+            "dumpsys": self._dumpsys,
+            "screencap": self._screencap,
+            "input": self._input,
+        }
+
+    def run(self, line: str, out: Out) -> int:
+        """Run a command line; returns the exit status of the last command run."""
+        try:
+            commands = split_commands(line)
+        except ValueError as exc:
+            out(STDERR, f"/system/bin/sh: syntax error: {exc}\n".encode())
+            return 1
+        status, op = 0, ";"
+        for words, next_op in commands:
+            if words and (op == ";" or (op == "&&") == (status == 0)):
+                status = self._run_one([w.replace("$?", str(status)) for w in words], out)
+            op = next_op
+        return status
+
+    def _run_one(self, args: list[str], out: Out) -> int:
+        command = self._commands.get(args[0])
+        if command is None:
+            out(STDERR, f"/system/bin/sh: {args[0]}: not found\n".encode())
+            return NOT_FOUND
+        return command(args[1:], out)
+
+    # ----- commands
+
+    def _echo(self, args: list[str], out: Out) -> int:
+        newline = True
+        if args[:1] == ["-n"]:
+            args, newline = args[1:], False
+        out(STDOUT, (" ".join(args) + ("\n" if newline else "")).encode())
+        return 0
+
+    def _getprop(self, args: list[str], out: Out) -> int:
+        props = self._facts.props()
+        if not args:
+            out(STDOUT, "".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())).encode())
+        else:
+            out(STDOUT, (props.get(args[0], args[1] if len(args) > 1 else "") + "\n").encode())
+        return 0
+
+    def _wm(self, args: list[str], out: Out) -> int:
+        w, h = self._phone.screen_size()
+        if args == ["size"]:
+            out(STDOUT, f"Physical size: {w}x{h}\n".encode())
+        elif args == ["density"]:
+            out(STDOUT, f"Physical density: {self._facts.density}\n".encode())
+        else:
+            out(STDERR, f"Error: the simulated phone's wm knows only `wm size` and `wm density`, not {args}\n".encode())
+            return 1
+        return 0
+
+    def _dumpsys(self, args: list[str], out: Out) -> int:
+        w, h = self._phone.screen_size()
+        dumps = {
+            "display": (
+                "DISPLAY MANAGER (dumpsys display)\n"
+                "  mSafeMode=false\n"
+                "  mPendingTraversal=false\n"
+                "  mViewports=[DisplayViewport{type=INTERNAL, valid=true, isActive=true, displayId=0, "
+                f"uniqueId='local:0', physicalPort=0, orientation=0, logicalFrame=Rect(0, 0 - {w}, {h}), "
+                f"physicalFrame=Rect(0, 0 - {w}, {h}), deviceWidth={w}, deviceHeight={h}}}]\n"
+                "  Display 0:\n"
+                f"    mBaseDisplayInfo=DisplayInfo{{\"Built-in Screen\", displayId 0, real {w} x {h}, "
+                f"rotation 0, density {self._facts.density}}}\n"
+            ),
+            "input": (
+                "INPUT MANAGER (dumpsys input)\n\n"
+                "Input Reader State:\n"
+                "  Device 1: sim_touchscreen\n"
+                f"    Viewport INTERNAL: displayId=0, orientation=0, deviceSize=[{w}, {h}]\n"
+                "    SurfaceOrientation: 0\n"
+            ),
+        }
+        names = args or list(dumps)
+        for name in names:
+            text = dumps.get(name)
+            out(STDOUT, (text if text is not None else f"Can't find service: {name}\n").encode())
+        return 0
+
+    def _screencap(self, args: list[str], out: Out) -> int:
+        png = False
+        rest = list(args)
+        while rest:
+            arg = rest.pop(0)
+            if arg == "-p":
+                png = True
+            elif arg == "-d" and rest:
+                display = rest.pop(0)
+                if display != "0":
+                    out(STDERR, f"Display Id '{display}' is not valid.\n".encode())
+                    return 1
+            elif arg.startswith("-"):
+                out(STDERR, b"usage: screencap [-hp] [-d display-id]\n")
+                return 1 if arg != "-h" else 0
+            else:
+                out(STDERR, b"screencap: the simulated phone has no file system; print to stdout instead\n")
+                return 1
+        out(STDOUT, self._screen.png() if png else self._screen.raw())
+        return 0
+
+    def _input(self, args: list[str], out: Out) -> int:
+        if args and args[0] in _INPUT_SOURCES:
+            args = args[1:]
+        if args[:1] == ["-d"]:
+            args = args[2:]
+        if not args:
+            out(STDERR, b"Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n")
+            return 1
+        command, values = args[0], args[1:]
+        if command in _INPUT_NO_OPS:
+            return 0
+        if command not in ("tap", "swipe") or len(values) not in ((2,) if command == "tap" else (4, 5)):
+            what = "Unknown command" if command not in ("tap", "swipe") else "Invalid arguments for command"
+            out(STDERR, f"Error: {what}: {command}\n".encode())
+            return 1
+        try:
+            numbers = [float(v) for v in values]
+        except ValueError as exc:
+            out(STDERR, f"java.lang.NumberFormatException: {exc}\n".encode())
+            return 1
+        # The touch panel has pixel resolution; Android's input takes floats.
+        points = [int(round(v)) for v in numbers[:4]]
+        duration_ms = int(numbers[4]) if len(numbers) == 5 else DEFAULT_SWIPE_MS
+        if command == "swipe" and duration_ms < 0:
+            duration_ms = DEFAULT_SWIPE_MS
+        try:
+            with self._lock:
+                if command == "tap":
+                    self._phone.tap(*points)
+                else:
+                    self._phone.swipe(*points, duration_ms)
+        except GestureError:
+            pass  # a phone drops touches outside its screen without a word
+        if command == "swipe":
+            # `input swipe` returns when the finger lifts; the game reacts meanwhile.
+            self._sleep(duration_ms / 1000)
+        return 0
