@@ -1,0 +1,349 @@
+"""The farm controller: finds devices on one or more adb servers, runs one worker process
+per device, retries devices that fail with backoff, quarantines the ones that keep
+failing, and keeps a live table and the run's summary.
+
+A device is keyed by `host:port/serial`, so the same serial on two adb servers (two
+hosts) stays two devices.
+"""
+
+from __future__ import annotations
+
+import json
+import queue as queue_mod
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from agent.farm.worker import WorkerSpec
+
+# Terminal states: the farm ends when every known device is in one of them.
+DONE, QUARANTINED, SKIPPED, FAILED = "done", "quarantined", "skipped", "failed"
+TERMINAL = {DONE, QUARANTINED, SKIPPED, FAILED}
+
+
+@dataclass(frozen=True)
+class FarmOptions:
+    moves: int | None = None
+    game: str = "match3"
+    variant: str = "step"
+    solver: str = "greedy"
+    profiles: Path = Path("device_profiles")
+    max_failures: int = 3  # consecutive failures before quarantine
+    backoff_s: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
+    discover_every_s: float = 2.0
+    serials: tuple[str, ...] = ()  # only these (empty: every device the servers list)
+
+
+@dataclass
+class DeviceRow:
+    key: str
+    host: str
+    port: int
+    serial: str
+    model: str = "-"
+    state: str = "starting"
+    moves: int = 0
+    score: int | None = None
+    points: int = 0
+    tiles: int = 0
+    fps: float = 0.0
+    last_error: str = ""
+    base_moves: int = 0  # made by earlier workers of this device (before a failure)
+    base_tiles: int = 0
+    failures: int = 0  # consecutive
+    total_failures: int = 0
+    retry_at: float = 0.0
+    runs: int = 0
+    stop_reason: str = ""
+    decision_ms: list[float] = field(default_factory=list)
+    play_s: float = 0.0
+    process: Any = field(default=None, repr=False)
+    summaries: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "serial": self.serial, "adb": f"{self.host}:{self.port}", "model": self.model, "state": self.state,
+            "moves": self.moves, "score": self.score, "points": self.points, "tiles_cleared": self.tiles,
+            "failures": self.total_failures, "runs": self.runs, "last_error": self.last_error,
+            "stop_reason": self.stop_reason, "play_s": round(self.play_s, 3),
+        }
+
+
+def _journal_name(key: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in key) + ".jsonl"
+
+
+class Farm:
+    def __init__(
+        self,
+        targets: list[Any],  # AdbTarget
+        run_dir: Path,
+        options: FarmOptions = FarmOptions(),
+        reconnect: Callable[[Any, str], None] | None = None,
+        list_fn: Callable[[Any], list] | None = None,
+    ) -> None:
+        from agent.device.adb import list_devices
+
+        self.targets, self.run_dir, self.options = targets, Path(run_dir), options
+        self.rows: dict[str, DeviceRow] = {}
+        self._queue: queue_mod.Queue = queue_mod.Queue()
+        self._stop = threading.Event()
+        self._list = list_fn or (lambda t: list_devices(t, timeout_s=5.0))
+        self._reconnect = reconnect or _reconnect_tcp
+        self._last_discovery = -1e9
+        self.started = time.time()
+        self.events: list[dict] = []
+
+    # -- discovery ------------------------------------------------------------------
+    def discover(self) -> None:
+        """Devices that appeared since the last look join the farm."""
+        self._last_discovery = time.monotonic()
+        for target in self.targets:
+            try:
+                found = self._list(target)
+            except Exception as exc:  # one unreachable server must not stop the others
+                self._event("adb_server_error", adb=f"{target.host}:{target.port}", error=str(exc))
+                continue
+            for info in found:
+                if self.options.serials and info.serial not in self.options.serials:
+                    continue
+                key = f"{target.host}:{target.port}/{info.serial}"
+                row = self.rows.get(key)
+                if row is None:
+                    row = self.rows[key] = DeviceRow(key, target.host, target.port, info.serial, model=info.model or "-")
+                    self._event("joined", key=key, state=info.state)
+                    if info.state != "device":
+                        row.state = "waiting"
+                        row.last_error = f"adb says {info.state}"
+
+    # -- workers ----------------------------------------------------------------------
+    def _start(self, row: DeviceRow) -> None:
+        remaining = None if self.options.moves is None else self.options.moves - row.moves
+        spec = WorkerSpec(
+            key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
+            variant=self.options.variant, solver=self.options.solver, moves=remaining,
+            journal=str(self.run_dir / _journal_name(row.key)), profiles=str(self.options.profiles),
+        )
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.run_dir / (_journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")
+        row.process = subprocess.Popen(
+            [sys.executable, "-m", "agent.farm.worker", spec.to_json()],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
+        )
+        log.close()  # the child holds its own copy
+        threading.Thread(target=self._pump, args=(row.process,), daemon=True).start()
+        row.runs += 1
+        row.state = "starting" if row.runs == 1 else "rejoining"
+
+    def _pump(self, proc: subprocess.Popen) -> None:
+        """One reader thread per worker: its JSON lines onto the controller's queue."""
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            try:
+                self._queue.put(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a stray print from a library: not an event
+        self._queue.put({"kind": "eof", "key": None, "pid": proc.pid})
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        self.events.append({"t": round(time.time() - self.started, 3), "event": kind, **fields})
+
+    def _handle(self, msg: dict) -> None:
+        row = self.rows.get(msg.get("key") or "")
+        if row is None:
+            return
+        kind = msg["kind"]
+        if kind == "started":
+            row.model, row.state = msg["model"], "playing"
+        elif kind == "status":
+            if row.failures:
+                self._event("recovered", key=row.key)
+            row.failures = 0
+            row.state = "playing"
+            row.moves = row.base_moves + msg["moves"]
+            row.score, row.points, row.fps = msg["score"], msg["points"], msg["fps"]
+            row.tiles = row.base_tiles + msg["tiles"]
+        elif kind == "done":
+            s = msg["summary"]
+            row.summaries.append(s)
+            row.moves = row.base_moves + s["moves"]
+            row.tiles = row.base_tiles + s["tiles_cleared"]
+            row.score, row.stop_reason = s["score"], s["stop_reason"]
+            row.decision_ms.extend(msg["decision_ms"])
+            row.play_s += msg["elapsed_s"]
+            row.state = DONE
+            self._event("done", key=row.key, stop_reason=s["stop_reason"], moves=row.moves)
+        elif kind == "error":
+            row.last_error = msg["error"]
+            self._event("error", key=row.key, error=msg["error"], error_class=msg["error_class"])
+            if not msg["retry"]:
+                row.state = SKIPPED if msg["error_class"] == "ProfileError" else FAILED
+                return
+            self._fail(row)
+
+    def _fail(self, row: DeviceRow) -> None:
+        # Moves already made stay made: the retry plays only what is left.
+        row.base_moves, row.base_tiles = row.moves, row.tiles
+        row.failures += 1
+        row.total_failures += 1
+        if row.failures >= self.options.max_failures:
+            row.state = QUARANTINED
+            self._event("quarantined", key=row.key, failures=row.failures)
+            return
+        delay = self.options.backoff_s[min(row.failures - 1, len(self.options.backoff_s) - 1)]
+        row.retry_at = time.monotonic() + delay
+        row.state = "retrying"
+        self._event("retry_scheduled", key=row.key, in_s=delay, failure=row.failures)
+
+    def _tick(self) -> None:
+        while True:
+            try:
+                self._handle(self._queue.get_nowait())
+            except queue_mod.Empty:
+                break
+        now = time.monotonic()
+        for row in self.rows.values():
+            proc = row.process
+            if proc is not None and proc.poll() is not None:
+                row.process = None
+                # A worker that died without a word (killed, crashed interpreter) failed.
+                if row.state not in TERMINAL and row.state != "retrying":
+                    self._drain_for(row)
+                    if row.state not in TERMINAL and row.state != "retrying":
+                        row.last_error = row.last_error or f"worker exited with code {proc.returncode}"
+                        self._fail(row)
+            if row.process is None and row.state == "starting" and not self._stop.is_set():
+                self._start(row)
+            elif row.process is None and row.state == "retrying" and now >= row.retry_at and not self._stop.is_set():
+                try:
+                    self._reconnect(_target_of(row), row.serial)
+                except Exception as exc:
+                    row.last_error = f"reconnect failed: {exc}"
+                self._start(row)
+        if now - self._last_discovery >= self.options.discover_every_s and not self._stop.is_set():
+            self.discover()
+            for row in self.rows.values():
+                if row.state == "waiting":
+                    row.state = "starting"  # try it: the worker reports what is wrong
+
+    def _drain_for(self, row: DeviceRow) -> None:
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            try:
+                self._handle(self._queue.get(timeout=0.05))
+            except queue_mod.Empty:
+                break
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.rows) and all(r.state in TERMINAL and r.process is None for r in self.rows.values())
+
+    def stop(self) -> None:
+        """Ask every worker to stop after its current move."""
+        self._stop.set()
+        for row in self.rows.values():
+            if row.process is not None and row.process.stdin is not None:
+                try:
+                    row.process.stdin.write("stop\n")
+                    row.process.stdin.flush()
+                except OSError:
+                    pass  # already gone
+
+    def run(self, on_tick: Callable[["Farm"], None] | None = None, tick_s: float = 0.2,
+            give_up_after_s: float = 10.0) -> dict:  # fmt: skip
+        """Play until every device is finished, quarantined or skipped. With no device at
+        all after `give_up_after_s`, stop and say so."""
+        first_look = time.monotonic()
+        self.discover()
+        try:
+            while not self.finished:
+                self._tick()
+                if on_tick:
+                    on_tick(self)
+                if not self.rows and time.monotonic() - first_look > give_up_after_s:
+                    break
+                if self._stop.is_set() and all(r.process is None for r in self.rows.values()):
+                    break
+                time.sleep(tick_s)
+        except KeyboardInterrupt:
+            self.stop()
+            self._event("interrupted")
+            self._wait_workers(timeout_s=15.0)
+        finally:
+            self._wait_workers(timeout_s=15.0)
+            if on_tick:
+                on_tick(self)
+        return self.summary()
+
+    def _wait_workers(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while any(r.process is not None for r in self.rows.values()) and time.monotonic() < deadline:
+            self._tick()
+            time.sleep(0.05)
+        for row in self.rows.values():
+            if row.process is not None:  # would not stop: end it
+                row.process.terminate()
+                try:
+                    row.process.wait(2)
+                except subprocess.TimeoutExpired:
+                    row.process.kill()
+                row.process = None
+                if row.state not in TERMINAL:
+                    row.state = FAILED
+                    row.last_error = row.last_error or "did not stop in time"
+        for row in self.rows.values():
+            if row.state not in TERMINAL:
+                row.state = "stopped"
+
+    def summary(self) -> dict:
+        rows = [r.as_dict() for r in self.rows.values()]
+        all_ms = sorted(ms for r in self.rows.values() for ms in r.decision_ms)
+        elapsed = time.time() - self.started
+        total_moves = sum(r.moves for r in self.rows.values())
+        return {
+            "run_dir": str(self.run_dir),
+            "elapsed_s": round(elapsed, 3),
+            "devices": rows,
+            "totals": {
+                "devices": len(rows),
+                "moves": total_moves,
+                "decisions_per_s": round(total_moves / elapsed, 3) if elapsed > 0 else 0.0,
+                "by_state": {s: sum(1 for r in rows if r["state"] == s) for s in sorted({r["state"] for r in rows})},
+                "decision_ms_median": _percentile(all_ms, 50),
+                "decision_ms_p95": _percentile(all_ms, 95),
+            },
+            "events": self.events,
+        }
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    import numpy as np
+
+    return round(float(np.percentile(values, q)), 3)
+
+
+def _target_of(row: DeviceRow):
+    from agent.device.adb import AdbTarget
+
+    return AdbTarget(row.host, row.port)
+
+
+def _reconnect_tcp(target: Any, serial: str) -> None:
+    """A TCP device that went offline comes back at once after disconnect + connect (the
+    server's own retry takes up to a minute)."""
+    if ":" not in serial:
+        return
+    import adbutils
+
+    client = adbutils.AdbClient(host=target.host, port=target.port, socket_timeout=5)
+    try:
+        client.disconnect(serial)
+    except Exception:
+        pass
+    client.connect(serial, timeout=5)

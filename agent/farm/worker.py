@@ -1,0 +1,151 @@
+"""One farm worker: a process (`python -m agent.farm.worker SPEC_JSON`) that plays one
+device and reports to the controller.
+
+It talks to the controller only through JSON lines: events on stdout, and "stop" (or
+end of input) on stdin, so a hung or crashed device costs one process, never the farm.
+SIGINT is ignored here: Ctrl-C reaches the controller, which tells every worker to
+stop, and each stops between two moves. A plain subprocess, not multiprocessing: spawn
+re-runs the parent's main script, which breaks when `agent` is a shell shim (pyenv).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.errors import AgentError, ProfileError
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    key: str  # "host:port/serial": unique across adb servers
+    host: str
+    port: int
+    serial: str
+    game: str
+    variant: str
+    solver: str
+    moves: int | None  # moves still to make (None: play to the end)
+    journal: str
+    profiles: str
+
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "WorkerSpec":
+        return cls(**json.loads(text))
+
+
+class _Out:
+    """Events as JSON lines on stdout; one lock so lines never interleave."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def put(self, event: dict) -> None:
+        line = json.dumps(event, separators=(",", ":"))
+        with self.lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+
+def _send(queue: Any, spec: WorkerSpec, kind: str, **fields: Any) -> None:
+    queue.put({"kind": kind, "key": spec.key, "t": time.time(), **fields})
+
+
+class _CountingDevice:
+    """Counts captures so the controller can show frames per second."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self.captures = 0
+        self.serial, self.model = device.serial, device.model
+
+    def screen_size(self) -> tuple[int, int]:
+        return self.device.screen_size()
+
+    def screencap(self):
+        frame = self.device.screencap()
+        self.captures += 1
+        return frame
+
+    def tap(self, x: int, y: int) -> None:
+        self.device.tap(x, y)
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 200) -> None:
+        self.device.swipe(x1, y1, x2, y2, duration_ms)
+
+
+def worker_main(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _play(spec, queue, stop_event)
+    except AgentError as exc:
+        _send(queue, spec, "error", error=str(exc), hint=exc.hint, error_class=type(exc).__name__,
+              retry=not isinstance(exc, ProfileError))  # fmt: skip
+    except Exception as exc:  # a bug must not take the farm down; report it whole
+        _send(queue, spec, "error", error=f"{type(exc).__name__}: {exc}", hint="", error_class="bug", retry=False)
+
+
+def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
+    from agent.device.adb import AdbDevice, AdbTarget
+    from agent.device.clock import RealClock
+    from agent.games.match3.rules import Match3Config
+    from agent.games.match3.solver import make_solver
+    from agent.journal import Journal
+    from agent.play import PlayLoop, PlayOptions
+    from agent.vision.profile import find_profile
+
+    device = _CountingDevice(AdbDevice(spec.serial, AdbTarget(spec.host, spec.port)))
+    w, h = device.screen_size()
+    _send(queue, spec, "started", model=device.model, size=[w, h])
+    match = find_profile(device.model, w, h, spec.game, [spec.profiles])
+    profile = match.profile
+    n_types = len({e.label for e in profile.exemplars if e.label not in (".", "?")})
+    config = Match3Config(variant=spec.variant, rows=profile.rows, cols=profile.cols, n_types=min(8, max(3, n_types)))
+    started = time.monotonic()
+
+    def on_move(summary) -> None:
+        elapsed = max(1e-6, time.monotonic() - started)
+        _send(queue, spec, "status", moves=summary.moves, score=summary.score, points=summary.points,
+              tiles=summary.tiles_cleared, fps=device.captures / elapsed, decisions_per_s=summary.moves / elapsed,
+              decision_ms=summary.decision_ms[-1] if summary.decision_ms else None)  # fmt: skip
+
+    Path(spec.journal).parent.mkdir(parents=True, exist_ok=True)
+    with Journal(spec.journal) as journal:
+        journal.write("start", serial=spec.serial, adb=f"{spec.host}:{spec.port}", model=device.model, size=[w, h],
+                      game=spec.game, variant=spec.variant, profile=str(match.path), profile_match=match.how)  # fmt: skip
+        loop = PlayLoop(
+            device, profile, config, make_solver(spec.solver), RealClock(),
+            options=PlayOptions(moves=spec.moves), journal=journal, on_move=on_move, should_stop=stop_event.is_set,
+        )
+        summary = loop.run()
+    _send(queue, spec, "done", summary=summary.as_dict(), decision_ms=summary.decision_ms,
+          elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    spec = WorkerSpec.from_json(args[0])
+    stop = threading.Event()
+
+    def watch_stdin() -> None:
+        for line in sys.stdin:
+            if line.strip() == "stop":
+                break
+        stop.set()  # "stop", or the controller went away
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    worker_main(spec, _Out(), stop)
+
+
+if __name__ == "__main__":
+    main()
