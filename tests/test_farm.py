@@ -161,3 +161,36 @@ def test_farm_with_no_devices_says_so(private_adb_port, tmp_path):
     )
     assert r.returncode != 0
     assert "no devices to farm" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ctrl_c_stops_every_worker_cleanly_and_keeps_the_journals(private_adb_port, tmp_path):
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "farm", "--sim", "2", "--json", "--runs", str(tmp_path / "runs"),
+         "--profiles", str(tmp_path / "profiles")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )  # fmt: skip
+
+    def decisions() -> int:
+        return sum(
+            1 for p in (tmp_path / "runs").glob("*/*.jsonl") for line in p.read_text().splitlines() if '"decision"' in line
+        )
+
+    try:
+        assert _wait_for(lambda: decisions() >= 4, 180), "the farm never got going"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    summary = json.loads(out)
+    assert len(summary["devices"]) == 2 and any(e["event"] == "interrupted" for e in summary["events"])
+    run_dir = Path(summary["run_dir"])
+    check_consistent(summary, run_dir)
+    for name, records in journals(run_dir).items():
+        assert records[-1]["type"] == "stop" and records[-1]["reason"] == "stopped on request", name
+    # the phones the farm started are gone with it
+    left = subprocess.run(["pgrep", "-f", f"sim serve.*{tmp_path / 'profiles'}"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""

@@ -21,7 +21,9 @@ def free_port() -> int:
 def start_sim_phone(port: int, log: IO[bytes], *args: str, timeout_s: float = 60.0) -> subprocess.Popen:
     """`agent sim serve --port PORT ARGS...`, returned once it listens."""
     cmd = [sys.executable, "-m", "agent.cli", "sim", "serve", "--port", str(port), *args]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    # Its own session: a Ctrl-C at the terminal reaches whoever started it, who stops
+    # its workers first and the phone last, not the phone under a worker's feet.
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_listening(proc, port, log, timeout_s)
     except BaseException:
