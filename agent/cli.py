@@ -24,6 +24,11 @@ from agent.errors import AgentError
 from agent.games.registry import GAMES, run_game
 
 
+# A step game ends when its steps run out, but the plan solver gains steps faster than it
+# spends them: without a cap a simulated game could go on forever.
+SIM_DEFAULT_MOVES = 200
+
+
 # -- play -----------------------------------------------------------------------
 
 
@@ -58,12 +63,16 @@ def play(
     variant: str = typer.Option("step", "--variant", help="Rules: step (any swap costs a step) or classic (only matching swaps)."),
     seed: int = typer.Option(0, "--seed", help="Simulated phone: the game's seed."),
     size: str = typer.Option("1080x2400", "--size", help="Simulated phone: screen WxH."),
-    moves: Optional[int] = typer.Option(None, "--moves", min=1, help="Stop after this many moves."),
+    moves: Optional[int] = typer.Option(
+        None, "--moves", min=1,
+        help=f"Stop after this many moves (simulated phone: {SIM_DEFAULT_MOVES} unless given; the plan solver can keep a step game going forever).",
+    ),
     steps: int = typer.Option(30, "--steps", min=1, help="Simulated phone: steps at the start (step variant)."),
-    solver: str = typer.Option("greedy", "--solver", help="greedy (best single swap) or random."),
+    solver: str = typer.Option("plan", "--solver", help="plan (the plan library's multi-swap plans, each verified on the board), greedy (best single swap) or random."),
     realtime: bool = typer.Option(False, "--realtime", help="Simulated phone: animate in wall-clock time instead of simulated time."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
     runs: Path = typer.Option(Path("runs"), "--runs", help="Where the run's journal goes."),
+    capture: str = typer.Option("auto", "--capture", help="Real phone: screenshot method auto, raw or png."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Play a game to its end (or --moves N) and print what happened."""
@@ -80,21 +89,25 @@ def play(
         )
     _check_choice("--variant", variant, VARIANTS)
     _check_choice("--solver", solver, SOLVERS)
+    _check_choice("--capture", capture, ("auto", "raw", "png"))
     if sim and serial:
         raise typer.BadParameter("use either --sim or --serial, not both", param_hint="--sim")
 
     truth_of = None
+    if sim and moves is None:
+        moves = SIM_DEFAULT_MOVES
     if sim:
         from agent.device.clock import ManualClock, RealClock
         from agent.device.sim import SimPhone
-        from agent.games.match3.sim_profile import save_sim_profile, sim_status_reader
+        from agent.games.match3.sim_profile import sim_profile_for_play, sim_status_reader
         from agent.vision.profile import find_profile
 
         clock = RealClock() if realtime else ManualClock()
         config = Match3Config(variant=variant, start_steps=steps)
         device = SimPhone(config=config, seed=seed, size=_parse_size(size), clock=clock)
         w, h = device.screen_size()
-        save_sim_profile(device, profiles)
+        _, which = sim_profile_for_play(device, profiles)
+        (err_console if as_json else console).print(f"profile: {which}", highlight=False)
         match = find_profile(device.model, w, h, game, [profiles])
         profile = match.profile
         status_reader = sim_status_reader(device.layout)
@@ -105,7 +118,7 @@ def play(
         from agent.vision.profile import find_profile
 
         clock = RealClock()
-        device = AdbDevice(select_serial(serial))
+        device = AdbDevice(select_serial(serial), capture=capture)  # type: ignore[arg-type]
         w, h = device.screen_size()
         match = find_profile(device.model, w, h, game, [profiles])
         profile = match.profile

@@ -86,6 +86,13 @@ class Pending:
     at: float  # clock time of the swipe
 
 
+def _swaps_after(choice: Choice) -> int:
+    n, nxt = 0, choice.then
+    while nxt is not None:
+        n, nxt = n + 1, nxt.then
+    return n
+
+
 def swipe_points(profile: GameProfile, move: Move) -> tuple[int, int, int, int]:
     centers = cell_centers(profile.board_bbox, profile.rows, profile.cols)
     (r1, c1), (r2, c2) = move.cells()
@@ -210,9 +217,14 @@ class PlayLoop:
                 self.clock.sleep(self.profile.settle.poll_ms / 1000.0)
                 continue
             pending, self.pending = self.pending, None
+            planned: Choice | None = None  # the next swap of a multi-swap plan under way
             if pending is not None:
                 check = self._record_check(pending, read)
                 failed_checks = 0 if check.ok else failed_checks + 1
+                if check.verdict == "as_predicted":
+                    # Verified with the rest of the plan before its first swap; any surprise
+                    # on screen drops the plan and the solver decides afresh.
+                    planned = pending.choice.next_on(read.board)
                 if check.ok:
                     s.tiles_cleared += pending.choice.tiles_cleared
                     s.steps_gained += pending.choice.steps_gained
@@ -226,7 +238,7 @@ class PlayLoop:
                 return self._stop(f"move limit reached ({opt.moves})")
             if status is not None and status.steps == 0:
                 return self._stop("game over: no steps (or moves) left", game_over=True)
-            choice = self.solver.choose(self.config, read.board)
+            choice = planned if planned is not None else self.solver.choose(self.config, read.board)
             if choice is None:
                 over = self.config.variant == "classic"
                 return self._stop("game over: no swap makes a match" if over else "no legal swap", game_over=over)
@@ -240,6 +252,7 @@ class PlayLoop:
                 "decision", index=s.moves, board=str(read.board), min_confidence=round(read.min_confidence, 3),
                 move=str(choice.move), swipe=[x1, y1, x2, y2], predicted_cleared=choice.tiles_cleared,
                 predicted_gain=choice.steps_gained, decide_ms=round(decide_ms, 3), settle_s=round(s.settle_s[-1], 4),
+                plan_step=planned is not None, plan_swaps_left=_swaps_after(choice),
             )
             self.pending = Pending(read.board, choice, s.moves, self.clock.now())
             self._wait_for_change(frame)

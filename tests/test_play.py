@@ -192,7 +192,7 @@ def test_cli_play_sim_30_moves(tmp_path):
 
 
 def test_cli_play_sim_to_the_end_prints_a_summary(tmp_path):
-    result = run_cli(["play", "--sim", "--steps", "5", "--size", "720x1280", "--variant", "step"], tmp_path)
+    result = run_cli(["play", "--sim", "--steps", "5", "--size", "720x1280", "--variant", "step", "--solver", "greedy"], tmp_path)
     assert result.exit_code == 0, result.output
     for words in ("game over: no steps (or moves) left", "moves made", "tiles cleared", "steps gained / spent",
                   "mean time per decision", "journal:"):

@@ -166,6 +166,7 @@ def _exemplar(i, key, value):
 
 
 G = ("games", "match3")
+N = feature_length()
 BROKEN = [
     (_set(*G, "rows", "eight"), 'games.match3.rows: expected an integer 3..12, got "eight"'),
     (_set(*G, "cols", 13), "games.match3.cols: expected an integer 3..12, got 13"),
@@ -186,7 +187,7 @@ BROKEN = [
     (_set(*G, "min_confidence", 1.5), "games.match3.min_confidence: expected a number 0..1, got 1.5"),
     (_set(*G, "max_distance", -1), "games.match3.max_distance: expected a number above 0"),
     (_set(*G, "swipe_ms", "fast"), 'games.match3.swipe_ms: expected an integer 1..10000, got "fast"'),
-    (_set(*G, "patch", 5), "games.match3.exemplars[0].features: expected 81 numbers"),
+    (_set(*G, "patch", 5), f"games.match3.exemplars[0].features: expected {feature_length(5)} numbers"),
     (_set(*G, "settle", "thresold", 3), "games.match3.settle.thresold: unknown key"),
     (_set(*G, "settle", "still_frames", 0), "games.match3.settle.still_frames: expected an integer 1..100, got 0"),
     (_set(*G, "settle", "threshold", 0), "games.match3.settle.threshold: expected a number above 0"),
@@ -194,8 +195,8 @@ BROKEN = [
     (_set(*G, "hud", {"steps": [0.1, 0.2, 1.3, 0.4]}), "games.match3.hud.steps: expected screen fractions"),
     (_set(*G, "exemplars", []), "games.match3.exemplars: no exemplars"),
     (_drop(*G, "exemplars"), "games.match3.exemplars: missing, expected [[games.match3.exemplars]] tables"),
-    (_exemplar(1, "features", [1.0] * 113), "games.match3.exemplars[1].features: expected 114 numbers"),
-    (_exemplar(2, "features", "1, 2, 3"), "games.match3.exemplars[2].features: expected an array of 114"),
+    (_exemplar(1, "features", [1.0] * (N - 1)), f"games.match3.exemplars[1].features: expected {N} numbers"),
+    (_exemplar(2, "features", "1, 2, 3"), f"games.match3.exemplars[2].features: expected an array of {N}"),
     (_exemplar(0, "label", "?"), "games.match3.exemplars[0].label"),
     (_exemplar(0, "label", 7), "games.match3.exemplars[0].label: expected a non-empty string, got 7"),
     (_exemplar(0, "colour", "red"), "games.match3.exemplars[0].colour: unknown key"),
@@ -349,3 +350,21 @@ def test_broken_profiles(tmp_path):
     (tmp_path / "pixel-7_1080x2400.toml").write_text("[device\n")
     with pytest.raises(ProfileError, match=r"pixel-7_1080x2400\.toml: invalid TOML"):
         find_profile("Pixel 7", 1080, 2400, "match3", [tmp_path])
+
+
+def test_source_says_who_made_a_profile_and_survives_a_round_trip(tmp_path):
+    device = DeviceProfile("Pixel 7", 1080, 2400, None, {"match3": make_game(source="calibrated"), "tiles": make_game("tiles")})
+    back = load_profile(save_profile(device, tmp_path))
+    assert back == device
+    assert back.games["match3"].source == "calibrated" and back.games["tiles"].source is None
+    text = (tmp_path / device.filename).read_text()
+    assert 'source = "calibrated"' in text and text.count("source =") == 1
+
+
+def test_a_bad_source_is_named(tmp_path):
+    doc = _valid_doc()
+    doc["games"]["match3"]["source"] = 3
+    path = tmp_path / "x.toml"
+    path.write_text(tomli_w.dumps(doc))
+    with pytest.raises(ProfileError, match=r"x\.toml: games\.match3\.source: expected a non-empty string, got 3"):
+        load_profile(path)

@@ -21,9 +21,10 @@ from agent.vision.classify import (
     exemplars_from_labels,
     pairwise_distances,
 )
-from agent.vision.features import FEATURE_VERSION, cell_features, feature_length
+from agent.vision.features import FEATURE_VERSION, cell_features, feature_length, stat_weight
 from agent.vision.grid import bbox_to_frac, cell_at, cell_boxes, cell_centers, frac_to_bbox
 from agent.vision.settle import SettleSettings, board_diff, wait_until_still
+from agent.errors import AgentError
 
 SCREEN = (1080, 2400)
 BBOX = (40, 700, 1040, 1700)
@@ -184,7 +185,7 @@ def test_fractions_round_trip_and_scale():
 
 def test_feature_shape_and_length():
     f = cell_features(render(random_labels(2)), BBOX, 8, 8)
-    assert f.shape == (64, feature_length(6)) == (64, 114)
+    assert f.shape == (64, feature_length(6)) == (64, 3 * 36 + 6 + 9)
     assert f.dtype == np.float32
     assert cell_features(render(random_labels(2)), BBOX, 8, 8, patch=4).shape == (64, feature_length(4))
     assert isinstance(FEATURE_VERSION, int)
@@ -196,11 +197,12 @@ def test_features_of_a_flat_colour_are_its_lab_values():
     f = cell_features(frame, (0, 0, 300, 300), 3, 2, patch=2)
     n = 3 * 2 * 2
     white, red = f[0], f[1]
+    w = stat_weight(2)
     # patch pixels: L, a, b interleaved; white is L=100, a=b=0
     assert np.allclose(white[:n].reshape(4, 3), [100, 0, 0], atol=0.5)
-    assert np.allclose(white[n : n + 3], [100, 0, 0], atol=0.5)  # mean
-    assert np.allclose(white[n + 3 :], 0, atol=0.5)  # std of a flat cell
-    assert np.allclose(red[n : n + 3], [53.2, 80.1, 67.2], atol=1.0)  # sRGB red in Lab
+    assert np.allclose(white[n : n + 3] / w, [100, 0, 0], atol=0.5)  # mean
+    assert np.allclose(white[n + 3 :], 0, atol=0.5)  # std and texture of a flat cell
+    assert np.allclose(red[n : n + 3] / w, [53.2, 80.1, 67.2], atol=1.0)  # sRGB red in Lab
 
 
 def test_inset_ignores_cell_borders():
@@ -461,3 +463,161 @@ def test_a_slow_fade_is_motion_even_if_each_step_is_small():
     s = wait_until_still(Frames(frames, clock), BBOX, 8, 8, clock, SettleSettings(threshold=4.0, still_frames=2))
     assert s.still
     assert s.captures == 17  # only once the fade has ended: frames 14, 15, 16 look alike
+
+
+# -- periodicity ----------------------------------------------------------------------------
+
+from agent.vision.cluster import EMPTY_CONTRAST, cluster_cells, cut_height, symmetric_distances  # noqa: E402
+from agent.vision.images import ImageError, read_image  # noqa: E402
+from agent.vision.lattice import Lattice, sample_cells  # noqa: E402
+from agent.vision.locate import refine_period  # noqa: E402
+from agent.vision.overlay import GRID, LOW, draw_overlay, save_png  # noqa: E402
+from agent.vision.periodicity import comb_scores, period_candidates  # noqa: E402
+
+
+def _acf_of(signal: np.ndarray) -> np.ndarray:
+    x = signal - signal.mean()
+    n = len(x)
+    r = np.correlate(x, x, mode="full")[n - 1 :] / (n - np.arange(n))
+    return r / r[0]
+
+
+def test_the_comb_prefers_the_period_to_its_fractions_and_even_multiples():
+    p = 24
+    t = np.arange(600)
+    v = _acf_of(np.where(t % p < 4, 1.0, 0.0) + 0.05 * np.random.default_rng(0).normal(size=600))
+    s = comb_scores(v[None], np.array([p / 2, p, 2 * p, 3 * p], dtype=float), span=1.0, harmonics=1)[0]
+    assert s[1] > 0.3
+    assert s[0] < 0.1 and s[2] < 0.1  # a fraction and an even multiple
+    assert s[3] == pytest.approx(s[1], abs=0.15)  # an odd multiple scores like the period
+    # the strict form (weakest of three harmonics) sinks the half period however it is sampled
+    strict = comb_scores(v[None], np.array([p / 2, p], dtype=float))[0]
+    assert strict[0] < 0.1 < strict[1]
+
+
+def test_refine_period_finds_the_fundamental_under_a_two_cell_pattern():
+    # slots every 30 px, every other one stronger (a checker): the peak at 60 is higher
+    t = np.arange(900)
+    sig = np.where(t % 30 < 3, 1.0, 0.0) * np.where((t // 30) % 2 == 0, 1.0, 0.45)
+    v = _acf_of(sig)
+    assert v[60] > v[30]
+    assert refine_period(v, 30.0, 8) == pytest.approx(30.0, abs=0.1)
+    assert refine_period(v, 60.0, 8) == pytest.approx(30.0, abs=0.1)  # proposed too long
+    assert refine_period(v, 90.0, 8) == pytest.approx(30.0, abs=0.1)  # an odd multiple
+    # sub-pixel: a period of 30.4 is not a whole number of pixels
+    v2 = _acf_of(np.where((t % 30.4) < 3, 1.0, 0.0))
+    assert refine_period(v2, 30.0, 8) == pytest.approx(30.4, abs=0.1)
+
+
+def test_period_candidates_see_a_grid_and_nothing_in_noise():
+    labels = random_labels(30, 9, 9)
+    frame = render(labels, bbox=(60, 500, 960, 1400))  # 100 px cells
+    best = period_candidates(cv2.resize(frame, (540, 1200), interpolation=cv2.INTER_AREA))[0]
+    assert best.px == pytest.approx(50, rel=0.05) and best.py == pytest.approx(50, rel=0.05)
+    x0, y0, x1, y1 = best.region
+    assert x0 < 400 < x1 and y0 < 950 / 2 < y1  # the middle of the board
+    noise = np.random.default_rng(3).integers(0, 256, (800, 600, 3), dtype=np.uint8)
+    assert all(c.score < best.score / 20 for c in period_candidates(noise))
+
+
+# -- lattice --------------------------------------------------------------------------------
+
+
+def test_sample_cells_reads_each_cell_of_a_lattice():
+    img = np.zeros((300, 400, 3), np.float32)
+    lat = Lattice(x0=10.5, y0=20.25, px=37.5, py=41.0, cols=4, rows=3)
+    for r in range(3):
+        for c in range(4):
+            x0, y0 = lat.x0 + c * lat.px, lat.y0 + r * lat.py
+            img[int(np.ceil(y0)) : int(y0 + lat.py), int(np.ceil(x0)) : int(x0 + lat.px)] = (r, c, 7)
+    cells = sample_cells(img, lat, sample=8)
+    assert cells.shape == (3, 4, 8, 8, 3)
+    inner = cells[:, :, 1:-1, 1:-1]
+    for r in range(3):
+        for c in range(4):
+            assert np.allclose(inner[r, c], (r, c, 7), atol=0.5)
+    assert lat.sub(1, 1, 2, 2).x0 == pytest.approx(48.0) and lat.scaled(2.0, 5, 0).px == pytest.approx(75.0)
+
+
+# -- clustering -----------------------------------------------------------------------------
+
+
+def _blobs(centres, counts, spread, seed=0):
+    rng = np.random.default_rng(seed)
+    pts = [rng.normal(c, spread, size=(n, len(c))) for c, n in zip(centres, counts)]
+    return np.concatenate(pts), np.repeat(np.arange(len(counts)), counts)
+
+
+def test_the_cut_separates_classes_and_keeps_singletons():
+    centres = np.array([[0.0] * 4, [40.0, 0, 0, 0], [0, 35.0, 0, 0], [0, 0, 60.0, 0]])
+    pts, truth = _blobs(centres, [20, 15, 10, 1], spread=0.6)
+    d = np.sqrt(((pts[:, None] - pts[None]) ** 2).mean(-1))
+    ids, t = cut_height(d)
+    assert len(set(ids)) == 4
+    for k in range(4):  # every true class is exactly one cluster
+        assert len(set(ids[truth == k])) == 1
+    # all within noise: one class
+    same, _ = _blobs(centres[:1], [30], spread=0.6)
+    d = np.sqrt(((same[:, None] - same[None]) ** 2).mean(-1))
+    assert len(set(cut_height(d)[0])) == 1
+
+
+def test_symmetric_distances_do_not_depend_on_the_order():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(10, 6)), rng.normal(size=(10, 6))
+    assert np.allclose(symmetric_distances(a, b), symmetric_distances(b, a))
+
+
+def test_cluster_names_classes_in_reading_order_and_marks_empties():
+    feats = np.array([[50.0], [10.0], [50.0], [90.0], [10.0], [10.0]])
+    d = np.abs(feats - feats.T)
+    contrast = np.array([20.0, 0.5, 20.0, 20.0, 0.5, 0.5])  # the 10s are flat: empty slots
+    out = cluster_cells(d, 2, 3, contrast)
+    assert out.labels == [["A", ".", "A"], ["B", ".", "."]]
+    assert out.classes == ["A", "B"]
+    holes = np.array([[False, False, False], [True, False, False]])
+    assert cluster_cells(d, 2, 3, contrast, holes=holes).labels[1][0] == "."
+    assert EMPTY_CONTRAST > 0
+
+
+# -- overlay and image files ----------------------------------------------------------------
+
+
+def test_overlay_draws_the_grid_letters_and_low_confidence():
+    frame = render(random_labels(31))
+    labels = [["A"] * 8 for _ in range(8)]
+    labels[2][3] = "?"
+    conf = np.ones((8, 8))
+    conf[2, 3] = 0.1
+    out = draw_overlay(frame, BBOX, labels, conf, low=0.5)
+    assert out.shape == frame.shape and out.dtype == np.uint8
+    x0, y0, x1, y1 = BBOX
+    assert tuple(out[y0 + 300, x0]) == GRID  # the left board edge is a grid line
+    cell = out[y0 + 2 * 125 : y0 + 3 * 125, x0 + 3 * 125 : x0 + 4 * 125].reshape(-1, 3)
+    assert (cell == LOW).all(axis=1).any()  # the unsure cell is boxed in red
+    assert out[10, 10].sum() < frame[10, 10].sum()  # outside the board is dimmed
+
+
+def test_save_png_is_atomic_and_png_only(tmp_path):
+    img = np.zeros((10, 10, 3), np.uint8)
+    path = save_png(img, tmp_path / "a" / "o.png")
+    assert path.exists() and cv2.imread(str(path)).shape == (10, 10, 3)
+    assert [p.name for p in path.parent.iterdir()] == ["o.png"]
+    with pytest.raises(AgentError, match="PNG"):
+        save_png(img, tmp_path / "o.jpg")
+
+
+def test_read_image_gives_bgr_whatever_the_file(tmp_path):
+    grey = np.full((20, 30), 77, np.uint8)
+    cv2.imwrite(str(tmp_path / "g.png"), grey)
+    rgba = np.zeros((20, 30, 4), np.uint8)
+    rgba[..., 2] = 200
+    cv2.imwrite(str(tmp_path / "a.png"), rgba)
+    g = read_image(tmp_path / "g.png")
+    a = read_image(tmp_path / "a.png")
+    assert g.shape == a.shape == (20, 30, 3) and (g == 77).all() and (a[..., 2] == 200).all()
+    (tmp_path / "junk.png").write_bytes(b"not an image at all")
+    for bad, why in [(tmp_path / "missing.png", "no such file"), (tmp_path / "junk.png", "not an image"), (tmp_path, "folder")]:
+        with pytest.raises(ImageError, match=why) as info:
+            read_image(bad)
+        assert info.value.hint

@@ -14,11 +14,12 @@ One TOML file per phone and resolution in `device_profiles/`, named by
     cols = 8
     board_bbox = [40, 700, 1040, 1700]  # pixels, x1/y1 exclusive
     board_frac = [0.037, 0.2917, ...]   # the same as screen fractions (optional, derived)
-    feature_version = 1
+    source = "calibrated"               # optional: who made it ("calibrated", "sim-layout")
+    feature_version = 2
     swipe_ms = 200
     min_confidence = 0.5
     max_distance = 9.5                  # optional: derived from the exemplars when absent
-    inset = 0.12                        # feature settings the exemplars were made with
+    inset = 0.15                        # feature settings the exemplars were made with
     patch = 6
 
     [games.match3.settle]               # optional, defaults as SettleSettings
@@ -103,6 +104,7 @@ class GameProfile:
     hud: dict[str, Frac] = field(default_factory=dict)
     inset: float = DEFAULT_INSET
     patch: int = DEFAULT_PATCH
+    source: str | None = None  # who made it: "calibrated", "sim-layout", or None (by hand)
 
     def __post_init__(self) -> None:
         # normalise container and number types so equality survives a TOML round trip
@@ -335,6 +337,9 @@ class _Checker:
             )
         inset = self.number(g.get("inset", DEFAULT_INSET), f"{k}.inset", 0.0, 0.45)
         patch = self.integer(g.get("patch", DEFAULT_PATCH), f"{k}.patch", 1, 16)
+        source = g.get("source")
+        if source is not None:
+            source = self.string(source, f"{k}.source")
         swipe_ms = self.integer(g.get("swipe_ms", 200), f"{k}.swipe_ms", 1, 10_000)
         min_conf = self.number(g.get("min_confidence", 0.5), f"{k}.min_confidence", 0.0, 1.0)
         max_dist = g.get("max_distance")
@@ -348,7 +353,7 @@ class _Checker:
         return GameProfile(
             game=name, rows=rows, cols=cols, board_bbox=bbox, board_frac=frac, exemplars=exemplars,
             feature_version=version, swipe_ms=swipe_ms, settle=settle, min_confidence=min_conf,
-            max_distance=max_dist, hud=hud, inset=inset, patch=patch,
+            max_distance=max_dist, hud=hud, inset=inset, patch=patch, source=source,
         )  # fmt: skip
 
     def settle(self, value: Any, k: str) -> SettleSettings:
@@ -390,7 +395,7 @@ class _Checker:
 
 
 _GAME_KEYS = [
-    "rows", "cols", "board_bbox", "board_frac", "feature_version", "swipe_ms", "min_confidence",
+    "rows", "cols", "board_bbox", "board_frac", "source", "feature_version", "swipe_ms", "min_confidence",
     "max_distance", "inset", "patch", "settle", "hud", "exemplars",
 ]  # fmt: skip
 
@@ -409,6 +414,10 @@ def _to_toml(profile: DeviceProfile) -> dict[str, Any]:
             "cols": int(g.cols),
             "board_bbox": [int(v) for v in g.board_bbox],
             "board_frac": [float(v) for v in g.board_frac],
+        }
+        if g.source is not None:
+            t["source"] = str(g.source)
+        t |= {
             "feature_version": int(g.feature_version),
             "swipe_ms": int(g.swipe_ms),
             "min_confidence": float(g.min_confidence),

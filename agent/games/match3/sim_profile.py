@@ -23,6 +23,9 @@ from agent.vision.grid import bbox_to_frac
 from agent.vision.profile import DeviceProfile, GameProfile, load_profile, profile_filename, save_profile
 
 
+SIM_LAYOUT = "sim-layout"  # GameProfile.source of profiles made from the known layout
+
+
 def specimen_board(rows: int, cols: int, n_types: int) -> Board:
     """Every tile type in many positions (both checker shades), a few empty cells."""
     a = np.empty((rows, cols), dtype=np.int8)
@@ -43,6 +46,7 @@ def sim_game_profile(phone: SimPhone) -> GameProfile:
     return GameProfile.from_bbox(
         "match3", cfg.rows, cfg.cols, layout.board_bbox, w, h, exemplars_from_labels(feats, labels),
         hud={"steps": bbox_to_frac(layout.steps_box, w, h), "score": bbox_to_frac(layout.score_box, w, h)},
+        source=SIM_LAYOUT,
     )
 
 
@@ -58,6 +62,26 @@ def save_sim_profile(phone: SimPhone, directory: Path | str) -> Path:
     if device is None:
         device = DeviceProfile(phone.model, w, h, None, {"match3": game})
     return save_profile(device, path)
+
+
+def sim_profile_for_play(phone: SimPhone, directory: Path | str) -> tuple[Path, str]:
+    """The profile `agent play --sim` uses, and a sentence saying which it is.
+
+    A profile made by `agent calibrate --sim` for this phone's screen is used as it is
+    (that is what calibrating it is for). Otherwise the profile is (re)written from the
+    simulator's known layout: it is derived data, refreshed every run.
+    """
+    w, h = phone.screen_size()
+    path = Path(directory) / profile_filename(phone.model, w, h)
+    if path.exists():
+        try:
+            game = load_profile(path).games.get("match3")
+        except ValueError:
+            game = None  # stale or broken: fall through and rewrite it
+        if game is not None and game.source == "calibrated":
+            return path, f"{path} (calibrated with `agent calibrate --sim`)"
+    path = save_sim_profile(phone, directory)
+    return path, f"{path} (written from the simulator's known layout; `agent calibrate --sim` calibrates it instead)"
 
 
 def sim_status_reader(layout: Layout) -> Callable[[np.ndarray], Hud | None]:

@@ -24,6 +24,13 @@ class Choice:
     points: int
     objective: tuple[int, ...]  # larger is better; compared lexicographically
     predicted: Board  # the board after the predictable part (EMPTY where tiles will drop in)
+    # A multi-swap plan's next swap, verified before the first one was made; it is taken
+    # only if this swap left the board exactly as predicted.
+    then: "Choice | None" = None
+
+    def next_on(self, board: Board) -> "Choice | None":
+        """The plan's next swap if `board` is exactly what this swap should have left."""
+        return self.then if self.then is not None and board == self.predicted else None
 
 
 class Solver(Protocol):
@@ -82,10 +89,14 @@ class RandomSolver:
         return evaluate(config, board, moves[int(self.rng.integers(0, len(moves)))])
 
 
-SOLVERS = ("greedy", "random")
+SOLVERS = ("plan", "greedy", "random")
 
 
 def make_solver(name: str, seed: int = 0) -> Solver:
+    if name == "plan":
+        from agent.games.match3.plan_solver import PlanSolver  # loads the plan library
+
+        return PlanSolver()
     if name == "greedy":
         return GreedySolver()
     if name == "random":

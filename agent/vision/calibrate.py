@@ -1,0 +1,132 @@
+"""Calibration: from one screenshot of a grid game to a profile that reads the next ones.
+
+find the board (`locate`) -> describe every cell (`features`) -> group the cells into
+classes (`cluster`) -> keep a few exemplars per class -> read the screenshot back with
+them, which gives every cell a confidence and checks that the profile works.
+
+Frames are BGR (OpenCV's order) everywhere in this project: devices decode PNG and raw
+frames with OpenCV into BGR, and image files are read with `agent.vision.images`.
+Calibration itself does not depend on the order: board finding works on contrast, and
+the clustering of one image groups the same cells whichever way its channels are
+ordered. A profile does depend on it (its exemplars are colours): a frame with red and
+blue swapped reads as unknown cells, never as wrong ones, and the reader says so.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agent.vision.classify import EMPTY_LABEL, Reading, classify, exemplars_from_labels
+from agent.vision.cluster import Clustering, centre_contrast, cluster_cells, symmetric_distances
+from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, board_lab, features_from_lab, sample_for
+from agent.vision.locate import BoardFind, NoBoardError, find_boards
+from agent.vision.profile import GameProfile
+from agent.vision.settle import SettleSettings
+
+EXEMPLARS_PER_CLASS = 4
+CALIBRATED = "calibrated"  # GameProfile.source of calibrated profiles
+LOW_CONFIDENCE = 0.5  # cells below this are marked on the overlay and in reports
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """What calibration found on one frame, and the profile made from it."""
+
+    board: BoardFind
+    clustering: Clustering
+    reading: Reading  # the frame read back with the learned profile
+    profile: GameProfile
+    seconds: float
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> list[list[str]]:
+        return self.clustering.labels
+
+    @property
+    def low_confidence(self) -> list[tuple[int, int]]:
+        conf = self.reading.confidence
+        return [(int(r), int(c)) for r, c in np.argwhere(conf < LOW_CONFIDENCE)]
+
+
+def cell_description(frame: np.ndarray, bbox: tuple[int, int, int, int], rows: int, cols: int,
+                     inset: float = DEFAULT_INSET, patch: int = DEFAULT_PATCH) -> tuple[np.ndarray, np.ndarray]:
+    """(features, centre contrast) of every cell, from one shrink of the board."""
+    s = sample_for(inset, patch)
+    lab = board_lab(frame, bbox, rows, cols, s)
+    feats = features_from_lab(lab, rows, cols, inset, patch)
+    cells = lab.reshape(rows, s, cols, s, 3).transpose(0, 2, 1, 3, 4).reshape(rows * cols, s, s, 3)
+    return feats, centre_contrast(cells)
+
+
+def calibrate_frame(
+    frame: np.ndarray,
+    game: str = "match3",
+    *,
+    swipe_ms: int = 200,
+    settle: SettleSettings | None = None,
+    min_confidence: float = 0.5,
+) -> Calibration:
+    """Calibrate `game` from one full-screen BGR frame. Raises NoBoardError when there is
+    no board, or only an empty one (nothing to learn tiles from)."""
+    start = time.perf_counter()
+    boards = find_boards(frame)
+    problems = []
+    for board in boards:  # best first; a grid whose cells make no sense as tiles is passed over
+        feats, contrast = cell_description(frame, board.bbox, board.rows, board.cols)
+        swapped, _ = cell_description(frame[..., ::-1], board.bbox, board.rows, board.cols)
+        dist = symmetric_distances(feats, swapped)
+        try:
+            clustering = cluster_cells(dist, board.rows, board.cols, contrast, holes=board.holes)
+        except ValueError as exc:
+            problems.append(f"the grid at {list(board.bbox)} is not a game board: {exc}")
+            continue
+        if not clustering.classes:
+            # the best grid on screen is an empty board: a weaker grid elsewhere is not it
+            raise NoBoardError(
+                f"the {board.rows}x{board.cols} grid at {list(board.bbox)} holds no tiles (every cell is empty)",
+                hint="calibrate on a screen where the board shows its tiles",
+            )
+        break
+    else:
+        raise NoBoardError(
+            "; ".join(problems) if problems else "no game board found",
+            hint="calibrate on a screen where the board shows its tiles, with no dialog over it",
+        )
+    labels = clustering.labels
+    exemplars = exemplars_from_labels(feats, labels, per_label=EXEMPLARS_PER_CLASS)
+    h, w = frame.shape[:2]
+    profile = GameProfile.from_bbox(
+        game, board.rows, board.cols, board.bbox, w, h, exemplars,
+        swipe_ms=swipe_ms, settle=settle or SettleSettings(), min_confidence=min_confidence, source=CALIBRATED,
+    )  # fmt: skip
+    reading = classify(feats, board.rows, board.cols, profile.exemplars, profile.min_confidence, profile.max_distance)
+    counts: dict[str, int] = {}
+    for row in labels:
+        for v in row:
+            counts[v] = counts.get(v, 0) + 1
+    return Calibration(board, clustering, reading, profile, time.perf_counter() - start, dict(sorted(counts.items())))
+
+
+def reading_json(reading: Reading, bbox: tuple[int, int, int, int]) -> dict:
+    """The JSON shape `agent calibrate --json` and `agent read --json` print."""
+    return {
+        "rows": reading.rows,
+        "cols": reading.cols,
+        "board_bbox": [int(v) for v in bbox],
+        "cells": [list(row) for row in reading.labels],
+        "confidence": [[round(float(v), 3) for v in row] for row in reading.confidence],
+    }
+
+
+__all__ = [
+    "Calibration",
+    "EMPTY_LABEL",
+    "LOW_CONFIDENCE",
+    "calibrate_frame",
+    "cell_description",
+    "reading_json",
+]

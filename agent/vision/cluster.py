@@ -1,0 +1,133 @@
+"""Grouping a board's cells into tile classes without knowing the game.
+
+Cells of one tile type look alike and different types look different, so the cells are
+clustered by their feature vectors (`agent.vision.features`) with average-linkage
+agglomerative clustering (scipy). Average linkage, unlike k-means, needs no k up front
+and keeps one-off tiles (a single special gem, the few balls on a Color Lines board) as
+clusters of their own instead of folding them into a big one.
+
+The number of classes is read off the dendrogram: the cut goes into the widest gap
+between successive merge heights, measured as a ratio (merges inside a class happen at
+noise level, merges between classes far above it; the ratio makes the test independent
+of how different a game's tiles are). Of gaps about as wide as the widest, the lowest. Merge heights below NOISE_FLOOR count as the
+floor: differences that small are screenshot noise, never two classes.
+
+Empty cells are not a class of their own choosing: a cluster whose cells have nothing
+in the middle (a flat centre, the board's bare slot) is empty, and so is a hole of an
+irregular board (found by `agent.vision.locate`). Both are labelled ".".
+
+Classes get letters A, B, C, ... in reading order of their first cell (row by row, left
+to right), so the same board always gets the same letters.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.cluster.hierarchy import fcluster, linkage
+
+from agent.vision.classify import EMPTY_LABEL, pairwise_distances
+
+NOISE_FLOOR = 2.5  # Lab RMS units: merges below this are screenshot noise
+MIN_GAP = 1.6  # the widest gap must be at least this ratio to split at all
+_NEAR_WIDEST = 0.8
+EMPTY_CONTRAST = 4.0  # Lab units: a cell centre flatter than this holds no tile
+CLASS_NAMES = string.ascii_uppercase
+
+
+@dataclass(frozen=True, eq=False)
+class Clustering:
+    """Labels per cell ("." empty or hole), the cluster of each cell (-1 for holes) and the cut."""
+
+    labels: list[list[str]]
+    groups: np.ndarray
+    threshold: float
+
+    @property
+    def classes(self) -> list[str]:
+        return sorted({v for row in self.labels for v in row} - {EMPTY_LABEL})
+
+
+def cut_height(dist: np.ndarray) -> tuple[np.ndarray, float]:
+    """Average-linkage clustering from a square distance matrix: (cluster ids from 0, cut height)."""
+    n = len(dist)
+    if n == 1:
+        return np.zeros(1, dtype=np.int64), 0.0
+    z = linkage(dist[np.triu_indices(n, 1)], method="average")
+    h = np.maximum(z[:, 2], NOISE_FLOOR)
+    ratios = h[1:] / h[:-1]
+    if ratios.size == 0 or ratios.max() < MIN_GAP:
+        # no clear gap: one class if every merge is small, else nothing merges at all
+        t = float(h[-1]) + 1.0 if h[-1] <= MIN_GAP * NOISE_FLOOR else NOISE_FLOOR
+    else:
+        # the lowest of the near-widest gaps: where two gaps are about as wide, the lower
+        # one is the step from noise to the closest pair of classes and the upper one a
+        # step between classes (merging two similar tile types is the error to avoid)
+        i = int(np.flatnonzero(ratios >= max(MIN_GAP, _NEAR_WIDEST * ratios.max()))[0])
+        t = float(np.sqrt(h[i] * h[i + 1]))
+    ids = fcluster(z, t, criterion="distance") - 1
+    return ids.astype(np.int64), t
+
+
+def centre_contrast(lab_cells: np.ndarray, inset: float = 0.2) -> np.ndarray:
+    """Lab spread inside the middle of each sampled cell (n, s, s, 3) -> (n,)."""
+    s = lab_cells.shape[1]
+    a = int(round(inset * s))
+    inner = lab_cells[:, a : s - a, a : s - a].reshape(len(lab_cells), -1, 3)
+    return np.sqrt(inner.var(axis=1).sum(axis=1))
+
+
+def symmetric_distances(features: np.ndarray, swapped: np.ndarray) -> np.ndarray:
+    """Distances between cells that do not depend on the frame's channel order.
+
+    `swapped` holds the same cells' features computed with red and blue exchanged. The
+    root mean square of the two distance matrices is the same whichever order the frame
+    came in, so calibration groups a BGR and an RGB copy of a screen identically."""
+    a = pairwise_distances(features, features)
+    b = pairwise_distances(swapped, swapped)
+    return np.sqrt(0.5 * (a * a + b * b))
+
+
+def cluster_cells(
+    dist: np.ndarray,
+    rows: int,
+    cols: int,
+    contrast: np.ndarray,
+    holes: np.ndarray | None = None,
+) -> Clustering:
+    """Cluster the cells of a rows x cols board and name the classes.
+
+    `dist` is the (rows*cols, rows*cols) distance matrix between cells (see
+    symmetric_distances); `contrast` each cell's centre spread (see centre_contrast);
+    `holes` (rows, cols) marks cells known to be outside an irregular board.
+    """
+    n = rows * cols
+    holes_flat = np.zeros(n, bool) if holes is None else np.asarray(holes, bool).ravel()
+    keep = np.flatnonzero(~holes_flat)
+    groups = np.full(n, -1, dtype=np.int64)
+    t = 0.0
+    if keep.size:
+        ids, t = cut_height(dist[np.ix_(keep, keep)])
+        groups[keep] = ids
+    names = np.full(n, EMPTY_LABEL, dtype=object)
+    letter = 0
+    seen: dict[int, str] = {}
+    for i in range(n):  # reading order
+        g = int(groups[i])
+        if g < 0 or g in seen:
+            continue
+        members = groups == g
+        if float(np.median(contrast[members])) < EMPTY_CONTRAST:
+            seen[g] = EMPTY_LABEL
+            continue
+        if letter >= len(CLASS_NAMES):
+            raise ValueError(f"more than {len(CLASS_NAMES)} tile classes: this does not look like a game board")
+        seen[g] = CLASS_NAMES[letter]
+        letter += 1
+    for i in range(n):
+        if groups[i] >= 0:
+            names[i] = seen[int(groups[i])]
+    labels = names.reshape(rows, cols).tolist()
+    return Clustering(labels=labels, groups=groups.reshape(rows, cols), threshold=t)

@@ -1,0 +1,289 @@
+"""Which rows and columns of a placed lattice are the board, and which cells are holes.
+
+A cell belongs to the board when it is one of the board's kinds: it has a near-duplicate
+among the clearly repeating cells where the repetition was first seen (the "core"). Two
+views are compared. Whole cells, borders included: a board's cells share their borders,
+so an empty slot is told from a plain strip of the slot's colour beside the board. Cell
+centres: a tile standing on another background layer (a candy off its glass tile) is
+still its kind. Kinds confined to one row or column are bars and frames, not tiles.
+The board is the box around its cells, trimmed until every outer row and column holds
+some; holes are cells of the box that look like what lies around it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+
+from agent.vision.lattice import Lattice, descriptors, rms_distances, sample_cells
+from agent.vision.profile import GRID_MIN
+
+_FLAT = 0.25  # a cell with less contrast than this share of the board's typical cell is flat
+_TWIN = 3.0  # near-duplicate: within this many times the typical nearest-neighbour distance
+_TWIN_FLOOR = 3.0  # Lab units: never stricter than screenshot noise
+_TWIN_SHARE = 0.3  # ... or than this share of the typical distance between two cells
+_CENTRE_SHARE = 0.15  # the same for cell centres: a small patch, so a smaller share
+_OBJECT_CONTRAST = 6.0  # Lab units: a centre fainter than this holds no tile
+_STRIP = 0.8  # a kind with this share of its cells in one line is a strip, not tiles
+_MIN_ROW_CELLS = 2  # an outer row or column needs this many board cells
+_MIN_DENSITY = 0.5  # board cells per cell of the box
+
+
+def _contrast(cells: np.ndarray) -> np.ndarray:
+    """Spread of each sampled cell (rows*cols,): how much is going on inside it."""
+    r, c = cells.shape[:2]
+    inner = cells[:, :, 1:-1, 1:-1].reshape(r * c, -1, cells.shape[-1])
+    return np.sqrt(inner.var(axis=1).sum(axis=1))
+
+
+def _nearest(d: np.ndarray) -> np.ndarray:
+    d = d.copy()
+    np.fill_diagonal(d, np.inf)
+    return d.min(axis=1)
+
+
+class _Twins:
+    """Which cells have a near-duplicate among the clearly repeating cells of the core.
+
+    The reference is the core cells that clearly repeat (tile types and empty slots);
+    loners such as holes showing the background behind an irregular board are left out,
+    or the background around the board would count as board. A cell's twin must be
+    nearer than the spread of one tile type (a few typical nearest-neighbour distances;
+    outer cells differ a little more, their border ring holds the board's edge) or a
+    share of the typical distance between two cells, whichever is larger.
+    """
+
+    def __init__(
+        self,
+        desc: np.ndarray,
+        contrast: np.ndarray,
+        inside: np.ndarray,
+        share: float,
+        valid: np.ndarray | None = None,
+        channels: int = 3,
+        forgive: bool = False,
+    ) -> None:
+        self.desc = desc
+        self.contrast = contrast
+        self.typical_contrast = float(np.median(contrast[inside]))
+        solid = contrast >= _FLAT * self.typical_contrast
+        partial = np.zeros(len(desc), bool) if valid is None else ~valid.all(axis=1)
+        core_idx = np.flatnonzero(inside & solid & ~partial)
+        self.repeats = False
+        self.twin = np.zeros(len(desc), bool)
+        self.typical_nn, self.pair = np.inf, 0.0
+        self.ref = np.zeros(0, np.int64)
+        self.nn = np.full(len(desc), np.inf)
+        self.nearest = np.zeros(len(desc), np.int64)
+        self.kind_of_ref = np.zeros(0, np.int64)
+        if core_idx.size < 4:
+            return
+        dc = rms_distances(desc[core_idx])
+        nn_core = _nearest(dc)
+        self.pair = float(np.median(dc[np.triu_indices(core_idx.size, 1)]))
+        self.typical_nn = float(np.median(nn_core))
+        self.repeats = self.typical_nn <= 0.6 * self.pair
+        ref = core_idx[nn_core <= max(_TWIN_FLOOR, _TWIN * self.typical_nn)]
+        if ref.size == 0:
+            return
+        if forgive:
+            d = side_forgiving_distances(desc, desc[ref], int(round(np.sqrt(desc.shape[1] / channels))), channels)
+        else:
+            d = rms_distances(desc, desc[ref])
+        d[ref, np.arange(ref.size)] = np.inf  # a cell is not its own twin
+        for i in np.flatnonzero(partial):  # cut by the screen's edge: compare what is there
+            m = valid[i]
+            d[i] = np.sqrt(((desc[ref][:, m] - desc[i, m]) ** 2).mean(axis=1))
+        # (never as far as half the typical pair: when the board's own cells differ that
+        # much, as where a busy background shows between tiles, everything would be a twin)
+        self.limit = max(_TWIN_FLOOR, min(_TWIN * self.typical_nn, 0.5 * self.pair), share * self.pair)
+        self.nn = d.min(axis=1)
+        self.twin = solid & (self.nn < self.limit)
+        # the limit without the spread term: for cells judged on something else as well
+        self.strict_limit = max(_TWIN_FLOOR, share * self.pair)
+        # kinds: reference cells joined by being close twins of each other (the strict
+        # limit: with the lenient one a bar next to the board could chain into its kinds)
+        self.ref = ref
+        self.nearest = d.argmin(axis=1)
+        joined = rms_distances(desc[ref]) < max(_TWIN_FLOOR, _TWIN * self.typical_nn)
+        _, self.kind_of_ref = connected_components(joined, directed=False)
+
+
+def side_forgiving_distances(a: np.ndarray, b: np.ndarray, sample: int, channels: int) -> np.ndarray:
+    """RMS distance between sampled cells (rows of a and b), forgiving one outer strip:
+    the least of the distance over the whole cell and over the cell without its top,
+    bottom, left or right quarter. A board's edge row cut short by the capture, or
+    a cell whose border on one side holds the board's frame, still matches its kind; a
+    strip of other stuff that only looks alike on some sides does not."""
+    shape = (sample, sample, channels)
+    strip = max(1, sample // 4)
+    masks = [np.ones(shape, bool)]
+    for side in range(4):
+        m = np.ones(shape, bool)
+        if side == 0:
+            m[:strip] = False
+        elif side == 1:
+            m[-strip:] = False
+        elif side == 2:
+            m[:, :strip] = False
+        else:
+            m[:, -strip:] = False
+        masks.append(m)
+    out = None
+    for m in masks:
+        flat = m.ravel()
+        d = rms_distances(a[:, flat], b[:, flat])
+        out = d if out is None else np.minimum(out, d)
+    return out
+
+
+def _on_image(lat: Lattice, w: int, h: int, sample: int, channels: int) -> np.ndarray:
+    """(rows*cols, sample*sample*channels): which descriptor components lie on the image."""
+    u = (np.arange(sample) + 0.5) / sample
+    xs = lat.x0 + (np.arange(lat.cols)[:, None] + u[None, :]) * lat.px  # (cols, s)
+    ys = lat.y0 + (np.arange(lat.rows)[:, None] + u[None, :]) * lat.py  # (rows, s)
+    okx = (xs >= 0) & (xs < w)
+    oky = (ys >= 0) & (ys < h)
+    ok = oky[:, None, :, None] & okx[None, :, None, :]  # (rows, cols, s, s)
+    return np.repeat(ok.reshape(lat.rows * lat.cols, sample * sample), channels, axis=1)
+
+
+def _without_strips(view: _Twins, rows: int, cols: int) -> np.ndarray:
+    """The view's twins minus those whose kind lies (almost) all in one row or column.
+
+    Tile kinds recur all over a board; a run of identical cells confined to one line is
+    a bar, a toolbar or a frame beside it (it repeats, so it can look like a tile kind)."""
+    keep = view.twin.copy()
+    if view.ref.size == 0:
+        return keep
+    r_of = np.arange(rows * cols) // cols
+    c_of = np.arange(rows * cols) % cols
+    kind = view.kind_of_ref[view.nearest]  # each cell's kind through its nearest reference
+    for k in np.unique(kind[view.twin]):
+        members = view.twin & (kind == k)
+        in_line = max(np.bincount(r_of[members]).max(), np.bincount(c_of[members]).max())
+        if in_line >= _STRIP * members.sum():
+            keep &= ~members
+    return keep
+
+
+@dataclass(frozen=True)
+class Extent:
+    lattice: Lattice  # crop coordinates, only the board's rows and columns
+    occupied: np.ndarray
+    holes: np.ndarray
+    score: float
+    touches: tuple[bool, bool, bool, bool]  # left, top, right, bottom edge of the crop
+
+
+def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: float, y0: float, px: float, py: float) -> Extent | None:
+    """The board's rows and columns on a lattice through (x0, y0); None if there is no board."""
+    h, w = blur.shape[:2]
+    # every lattice cell at least 3/4 inside the crop
+    c_lo = -int(np.floor((x0 + 0.25 * px) / px))
+    r_lo = -int(np.floor((y0 + 0.25 * py) / py))
+    c_hi = int(np.floor((w - x0 + 0.25 * px) / px))
+    r_hi = int(np.floor((h - y0 + 0.25 * py) / py))
+    lat = Lattice(x0 + c_lo * px, y0 + r_lo * py, px, py, c_hi - c_lo, r_hi - r_lo)
+    if lat.cols < GRID_MIN or lat.rows < GRID_MIN:
+        return None
+    cells = sample_cells(blur, lat)
+    cx = lat.x0 + (np.arange(lat.cols) + 0.5) * px
+    cy = lat.y0 + (np.arange(lat.rows) + 0.5) * py
+    inside = ((cx[None, :] >= core[0]) & (cx[None, :] < core[2]) & (cy[:, None] >= core[1]) & (cy[:, None] < core[3])).ravel()
+    if inside.sum() < 4:
+        return None
+    # Two views of a cell. Whole, borders included: a board's cells share their borders
+    # (that is how the phase was chosen), while a plain strip of the right colour beside
+    # the board does not. Centre only: a tile standing on another background layer (a
+    # candy off its glass tile) is still its kind, and has something in the middle.
+    valid = _on_image(lat, w, h, cells.shape[2], cells.shape[-1])
+    whole = _Twins(descriptors(cells, inset=0), _contrast(cells), inside, _TWIN_SHARE, valid, cells.shape[-1], True)
+    # a bare centre is a small patch that much of a screen can match: less leniency
+    centre = _Twins(descriptors(cells, inset=2), _contrast(cells[:, :, 1:-1, 1:-1]), inside, _CENTRE_SHARE)
+    if not whole.repeats:
+        return None  # the cells do not repeat: not a board
+    # a centre holds something when it is not flat, and not faint in absolute terms
+    has_object = centre.contrast >= max(_OBJECT_CONTRAST, _FLAT * centre.typical_contrast)
+    whole_ok = _without_strips(whole, lat.rows, lat.cols)
+    centre_ok = _without_strips(centre, lat.rows, lat.cols)
+    # A cell with something in it whose centre is not one of the board's kinds gets no
+    # benefit of the board's own spread: where a busy background shows between the tiles,
+    # that spread is large and a bar beside the board would pass on it.
+    whole_ok &= ~has_object | centre_ok | (whole.nn < whole.strict_limit)
+    board = (whole_ok | (centre_ok & has_object)).reshape(lat.rows, lat.cols)
+    typical_nn, pair = whole.typical_nn, whole.pair
+
+    r0, r1, c0, c1 = _trim(board)
+    if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
+        return None
+    occupied = board[r0:r1, c0:c1]
+    if occupied.mean() < _MIN_DENSITY:
+        return None
+    holes = _holes(whole.desc.reshape(lat.rows, lat.cols, -1), board, r0, r1, c0, c1)
+    strength = 1.0 - typical_nn / max(pair, 1e-6)
+    touches = (c0 == 0, r0 == 0, c1 == lat.cols, r1 == lat.rows)
+    return Extent(lat.sub(c0, r0, c1 - c0, r1 - r0), occupied, holes, float(occupied.sum() * strength), touches)
+
+
+def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
+    """Cells of the box that are holes in an irregular board.
+
+    A hole has no twin among the board's cells, is joined to the edge of the box through
+    other such cells (the shape of an irregular board eats in from its outline), and
+    looks more like the lattice cells just outside the box near it than like any board
+    cell. A one-off tile (a single special gem, a lone ball on an empty board) fails one
+    of these: it sits inside, or it shares the board's slot and light and so is nearer
+    to the board's cells than to the outside.
+    """
+    rows, cols = board.shape
+    holes = np.zeros((r1 - r0, c1 - c0), bool)
+    lonely = ~board[r0:r1, c0:c1]
+    if not lonely.any():
+        return holes
+    n_lab, comp = cv2.connectedComponents(lonely.astype(np.uint8), connectivity=4)
+    edge_comps = set(np.unique(np.concatenate([comp[0], comp[-1], comp[:, 0], comp[:, -1]]))) - {0}
+    candidates = np.isin(comp, list(edge_comps)) & lonely
+    if not candidates.any():
+        return holes
+    ring = np.zeros_like(board)
+    ring[max(r0 - 1, 0) : min(r1 + 1, rows), max(c0 - 1, 0) : min(c1 + 1, cols)] = True
+    ring[r0:r1, c0:c1] = False
+    if not ring.any():
+        return holes
+    ring_rc = np.argwhere(ring)
+    inner = desc[r0:r1, c0:c1]
+    board_desc = inner[~lonely]
+    for r, c in np.argwhere(candidates):
+        gap = np.abs(ring_rc - np.array([r + r0, c + c0])).max(axis=1)
+        near = ring_rc[gap <= gap.min() + 1]
+        to_outside = rms_distances(inner[r, c][None], desc[near[:, 0], near[:, 1]]).min()
+        to_board = rms_distances(inner[r, c][None], board_desc).min() if board_desc.size else np.inf
+        holes[r, c] = to_outside < to_board
+    return holes
+
+
+def _trim(board: np.ndarray) -> tuple[int, int, int, int]:
+    """The box around the board cells, shrunk until each outer row/column has enough of them."""
+    rows = np.flatnonzero(board.any(axis=1))
+    cols = np.flatnonzero(board.any(axis=0))
+    if rows.size == 0 or cols.size == 0:
+        return 0, 0, 0, 0
+    r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    changed = True
+    while changed and r1 > r0 and c1 > c0:
+        changed = False
+        sub = board[r0:r1, c0:c1]
+        need = min(_MIN_ROW_CELLS, max(1, min(sub.shape) // 3))
+        if sub[0].sum() < need:
+            r0, changed = r0 + 1, True
+        elif sub[-1].sum() < need:
+            r1, changed = r1 - 1, True
+        elif sub[:, 0].sum() < need:
+            c0, changed = c0 + 1, True
+        elif sub[:, -1].sum() < need:
+            c1, changed = c1 - 1, True
+    return int(r0), int(r1), int(c0), int(c1)

@@ -1,0 +1,289 @@
+"""Finding a game board on a screenshot with no prior knowledge of the game.
+
+1. Candidates: `periodicity.period_candidates` proposes cell sizes (px, py) and the
+   area where the screen repeats with them, on a copy at most WORK_MAX pixels long.
+2. For each candidate, on a crop of the full frame scaled so cells are about
+   REFINE_CELL pixels:
+   - period (`refine_period`): the autocorrelation of the candidate's area decides
+     between the proposed period, its multiples and its fractions, then fits it to
+     sub-pixel precision from every harmonic peak;
+   - phase (`phase.best_phase`): where the lattice lines fall, as the position at
+     which the cells' borders vary least from cell to cell;
+   - extent (`extent.board_extent`): the rows and columns whose cells are the board's
+     kinds of cell, and the holes of an irregular board;
+   - rhythm (`lattice_periodicity`): how strongly the final box repeats with exactly
+     its period, which makes candidates found different ways comparable.
+3. The best-scoring candidate that makes a 3..12 by 3..12 board wins. Nothing passes on
+   a screen without a board (a menu, noise, a repeating wallpaper: its "board" would
+   run past 12 cells or have no distinct tiles), and that is reported, not invented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from agent.errors import AgentError
+from agent.vision.grid import BBox
+from agent.vision.profile import GRID_MAX, GRID_MIN
+from agent.vision.extent import board_extent
+from agent.vision.lattice import Lattice, blurred_for
+from agent.vision.phase import best_phase
+from agent.vision.periodicity import (
+    PeriodCandidate,
+    axis_acf,
+    comb_scores,
+    detail,
+    lab_image,
+    period_candidates,
+)
+
+WORK_MAX = 1024  # longest side of the copy periods are searched on
+REFINE_CELL = 32.0  # cell size (pixels) of the crop a candidate is placed on
+MIN_CELL_PX = 10  # smaller cells cannot be told apart
+_PHASE_CELLS = 4
+_FUNDAMENTAL = 0.25  # the proposed period (or a multiple) needs this share of the best contrast
+_FRACTION = 0.6  # a fraction of the proposed period needs this share
+_MARGIN_CELLS = 3  # the crop runs this many cells past the area where repetition was seen
+_CANDIDATES = 8
+
+
+class NoBoardError(AgentError):
+    """The screenshot shows no game board (or none that could be found)."""
+
+    exit_code = 4
+    hint = (
+        "open the game with its board fully on screen (no dialog or menu over it) and try again; "
+        "a board needs 3 to 12 rows and columns of cells at least 10 pixels wide"
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class BoardFind:
+    """A board found on a frame: its box (frame pixels, x1/y1 exclusive), grid, and evidence.
+
+    `occupied` marks cells that look like the board's (a tile type or its empty slot);
+    the others are flat or unlike the rest (holes of an irregular board, one-off tiles).
+    `holes` marks the cells taken for holes: they show what lies around the board.
+    """
+
+    bbox: BBox
+    rows: int
+    cols: int
+    pitch: tuple[float, float]
+    score: float
+    occupied: np.ndarray = field(repr=False)
+    holes: np.ndarray = field(repr=False)
+    lattice: Lattice = field(repr=False)
+
+
+@dataclass(frozen=True)
+class _Crop:
+    x0: int
+    y0: int
+    scale: float  # crop pixels per frame pixel
+    lab: np.ndarray
+
+    def to_frame(self, lat: Lattice) -> Lattice:
+        return lat.scaled(1.0 / self.scale, self.x0, self.y0)
+
+
+def work_copy(frame: np.ndarray) -> tuple[np.ndarray, float]:
+    h, w = frame.shape[:2]
+    sc = min(1.0, WORK_MAX / max(h, w))
+    if sc >= 1.0:
+        return frame, 1.0
+    return cv2.resize(frame, (max(1, round(w * sc)), max(1, round(h * sc))), interpolation=cv2.INTER_AREA), sc
+
+
+def check_frame(frame: np.ndarray) -> np.ndarray:
+    if not isinstance(frame, np.ndarray) or frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+        shape = getattr(frame, "shape", None)
+        raise ValueError(f"expected an (H, W, 3) uint8 BGR image, got {shape} {getattr(frame, 'dtype', type(frame))}")
+    if min(frame.shape[:2]) < GRID_MIN * MIN_CELL_PX:
+        raise NoBoardError(f"the image is only {frame.shape[1]}x{frame.shape[0]} pixels: too small to hold a board")
+    return frame
+
+
+# -- period ------------------------------------------------------------------------------
+
+
+def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
+    """The fundamental period near p in a 1-D autocorrelation v, to sub-pixel precision.
+
+    Tries p, its multiples 2p, 3p and its fractions p/2, p/3, ..., each by the contrast of its
+    first peak over the troughs half a period either side: a fraction of the true
+    period puts its first peak on a true trough and an even multiple its troughs on
+    true peaks, so both score about nothing, while an odd multiple scores like the
+    period itself. The smallest option with a clear peak wins (see _FUNDAMENTAL and
+    _FRACTION). Then a weighted
+    least-squares fit through the origin of the harmonic peak positions k*p, each found
+    by a parabola through the top of v.
+    """
+    n = len(v)
+    hi = n / 2.5
+    fractions = [p / m for m in range(2, int(p / lo) + 1)]
+    options = np.array(sorted({q for q in (*fractions, p, 2 * p, 3 * p) if lo <= q <= hi}))
+    if options.size == 0:
+        return None
+    scores = comb_scores(v[None, :], options, span=1.0, harmonics=1)[0]
+    if scores.max() <= 0.0:
+        return None
+    # A board with a two-cell pattern (checkered slots, alternating tile backs, blockers
+    # on every other row) has a stronger peak at 2p than at p, so the bar for keeping
+    # the proposed period is low; a fraction of it must be clearly periodic to replace it.
+    best = scores.max()
+    bar = np.where(options < p * 0.99, _FRACTION * best, _FUNDAMENTAL * best)
+    p = float(options[np.flatnonzero(scores >= bar)[0]])
+    ks, pos, wts = [], [], []
+    for k in range(1, int(0.7 * n / p) + 1):
+        a = max(1, int(np.floor(k * p - 0.2 * p)))
+        b = min(n - 2, int(np.ceil(k * p + 0.2 * p)))
+        if b <= a:
+            break
+        i = a + int(np.argmax(v[a : b + 1]))
+        if i <= a or i >= b:
+            continue  # the maximum is on the edge of the search: not a peak
+        den = v[i - 1] - 2 * v[i] + v[i + 1]
+        off = 0.5 * (v[i - 1] - v[i + 1]) / den if den < 0 else 0.0
+        ks.append(k)
+        pos.append(i + float(np.clip(off, -0.5, 0.5)))
+        wts.append(max(v[i], 1e-3))
+    if not ks:
+        return p
+    k_arr, pos_arr, w_arr = np.array(ks, float), np.array(pos), np.array(wts)
+    return float((w_arr * k_arr * pos_arr).sum() / (w_arr * k_arr * k_arr).sum())
+
+
+# -- phase and extent ----------------------------------------------------------------------
+
+
+def lattice_periodicity(lab: np.ndarray, lat: Lattice) -> float:
+    """How strongly the box of a placed lattice repeats with exactly its periods: the
+    weaker of the x and y comb contrasts of its autocorrelation (see comb_scores).
+
+    A property of the answer alone, so candidates found different ways compare fairly:
+    a lattice laid over a board at the wrong pitch finds its box repeating at another."""
+    h, w = lab.shape[:2]
+    x0, y0 = max(0, int(np.floor(lat.x0))), max(0, int(np.floor(lat.y0)))
+    x1, y1 = min(w, int(np.ceil(lat.x1))), min(h, int(np.ceil(lat.y1)))
+    if x1 - x0 < 2 * lat.px or y1 - y0 < 2 * lat.py:
+        return 0.0
+    d = detail(lab[y0:y1, x0:x1])
+    # compressed, so a few high-contrast tiles on a board of faint empty slots do not
+    # drown the slots' edges, which are what repeats there
+    d = np.log1p(d / max(float(np.median(d)), 1e-3))
+    vx, vy = axis_acf(d[None])
+    cx = comb_scores(vx, np.array([lat.px]), span=1.0, harmonics=1)[0, 0]
+    cy = comb_scores(vy, np.array([lat.py]), span=1.0, harmonics=1)[0, 0]
+    return float(max(0.0, min(cx, cy)))
+
+
+# -- one candidate -----------------------------------------------------------------------
+
+
+def _crop(frame: np.ndarray, box: tuple[float, float, float, float], scale: float) -> _Crop:
+    h, w = frame.shape[:2]
+    x0, y0 = max(0, int(np.floor(box[0]))), max(0, int(np.floor(box[1])))
+    x1, y1 = min(w, int(np.ceil(box[2]))), min(h, int(np.ceil(box[3])))
+    part = frame[y0:y1, x0:x1]
+    if scale < 1.0:
+        part = cv2.resize(part, (max(1, round(part.shape[1] * scale)), max(1, round(part.shape[0] * scale))), interpolation=cv2.INTER_AREA)
+    sx = part.shape[1] / (x1 - x0)
+    return _Crop(x0, y0, sx, lab_image(part))
+
+
+def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardFind | None:
+    """Period, phase and extent for one candidate on the full frame, or None."""
+    h, w = frame.shape[:2]
+    pxf, pyf = cand.px / work_scale, cand.py / work_scale
+    if min(pxf, pyf) < MIN_CELL_PX / 1.5:
+        return None
+    scale = min(1.0, REFINE_CELL / min(pxf, pyf))
+    rx0, ry0, rx1, ry1 = (v / work_scale for v in cand.region)
+    core_f = (rx0, ry0, rx1, ry1)
+
+    # the period from the area where repetition was seen
+    first = _crop(frame, core_f, scale)
+    det = detail(first.lab)[None]
+    vx, vy = axis_acf(det)
+    lo = MIN_CELL_PX * first.scale * 0.9
+    px = refine_period(vx[0], pxf * first.scale, lo)
+    py = refine_period(vy[0], pyf * first.scale, lo)
+    if px is None or py is None or max(px, py) > 2.0 * min(px, py):
+        return None
+    px, py = px / first.scale, py / first.scale  # frame pixels
+
+    margin = [_MARGIN_CELLS] * 4
+    phase: tuple[float, float] | None = None  # a lattice corner, frame pixels
+    for _ in range(3):
+        box = (rx0 - margin[0] * px, ry0 - margin[1] * py, rx1 + margin[2] * px, ry1 + margin[3] * py)
+        crop = _crop(frame, box, scale)
+        s = crop.scale
+        blur = blurred_for(crop.lab, px * s, py * s)
+        core = ((rx0 - crop.x0) * s, (ry0 - crop.y0) * s, (rx1 - crop.x0) * s, (ry1 - crop.y0) * s)
+        if phase is None:
+            # the phase is measured on the area where repetition was seen, grown to at
+            # least _PHASE_CELLS cells a side: a few cells, nearly all empty slots, say
+            # little about it (but growing further takes in what is around the board)
+            gx = max(0.0, (_PHASE_CELLS + 1) * px * s - (core[2] - core[0])) / 2
+            gy = max(0.0, (_PHASE_CELLS + 1) * py * s - (core[3] - core[1])) / 2
+            wide = (
+                max(0.0, core[0] - gx), max(0.0, core[1] - gy),
+                min(blur.shape[1], core[2] + gx), min(blur.shape[0], core[3] + gy),
+            )  # fmt: skip
+            x0, y0, _ = best_phase(blur, wide, px * s, py * s)
+            phase = (crop.x0 + x0 / s, crop.y0 + y0 / s)
+        else:  # a bigger crop of the same board: same lattice
+            x0, y0 = (phase[0] - crop.x0) * s, (phase[1] - crop.y0) * s
+        ext = board_extent(blur, core, x0, y0, px * s, py * s)
+        if ext is None:
+            return None
+        # a board that runs into the crop's edge (not the screen's) may go on: look further
+        at_screen = (box[0] <= 0, box[1] <= 0, box[2] >= w, box[3] >= h)
+        grow = [t and not e for t, e in zip(ext.touches, at_screen)]
+        if not any(grow):
+            break
+        margin = [m + _MARGIN_CELLS if g else m for m, g in zip(margin, grow)]
+    lat = crop.to_frame(ext.lattice)
+    if not (GRID_MIN <= lat.rows <= GRID_MAX and GRID_MIN <= lat.cols <= GRID_MAX):
+        return None
+    rhythm = lattice_periodicity(crop.lab, ext.lattice)
+    if rhythm <= 0.0:
+        return None
+    bbox = (
+        max(0, int(round(lat.x0))),
+        max(0, int(round(lat.y0))),
+        min(w, int(round(lat.x1))),
+        min(h, int(round(lat.y1))),
+    )
+    score = ext.score * rhythm
+    return BoardFind(bbox, lat.rows, lat.cols, (lat.px, lat.py), score, ext.occupied, ext.holes, lat)
+
+
+def find_boards(frame: np.ndarray) -> list[BoardFind]:
+    """Every board placement the candidates lead to, best first, without duplicates.
+    Raises NoBoardError if there is none."""
+    check_frame(frame)
+    work, sc = work_copy(frame)
+    found: list[BoardFind] = []
+    for cand in period_candidates(work, limit=_CANDIDATES):
+        b = place(frame, cand, sc)
+        if b is not None and not any(_same(b, f) for f in found):
+            found.append(b)
+        elif b is not None:
+            found = [b if _same(b, f) and b.score > f.score else f for f in found]
+    if not found:
+        raise NoBoardError("no game board found: nothing on the screen repeats like a grid of tiles")
+    return sorted(found, key=lambda b: -b.score)
+
+
+def _same(a: BoardFind, b: BoardFind) -> bool:
+    return (a.rows, a.cols) == (b.rows, b.cols) and max(abs(u - v) for u, v in zip(a.bbox, b.bbox)) < 0.25 * min(a.pitch)
+
+
+def find_board(frame: np.ndarray) -> BoardFind:
+    """The board on a full screenshot (BGR uint8). Raises NoBoardError if there is none."""
+    return find_boards(frame)[0]
