@@ -538,6 +538,21 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def save_game_profile(
+    model: str, width: int, height: int, game: GameProfile, directory: str | os.PathLike[str]
+) -> Path:
+    """Write (or refresh) one game's profile in the device's file in `directory`, keeping
+    the file's other games. A broken file is replaced: the caller's profile is newer."""
+    path = Path(directory) / profile_filename(model, width, height)
+    try:
+        device = load_profile(path).with_game(game) if path.exists() else None
+    except ValueError:
+        device = None
+    if device is None:
+        device = DeviceProfile(model, width, height, None, {game.game: game})
+    return save_profile(device, path)
+
+
 # -- lookup -----------------------------------------------------------------------------
 
 

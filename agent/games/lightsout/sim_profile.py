@@ -17,7 +17,7 @@ from agent.games.lightsout.render import render
 from agent.games.lightsout.sim import LightsOutPhone
 from agent.vision.classify import exemplars_from_labels
 from agent.vision.features import cell_features
-from agent.vision.profile import DeviceProfile, GameProfile, load_profile, profile_filename, save_profile
+from agent.vision.profile import GameProfile, save_game_profile
 
 GAME = "lightsout"
 
@@ -40,12 +40,5 @@ def sim_game_profile(phone: LightsOutPhone) -> GameProfile:
 def save_sim_profile(phone: LightsOutPhone, directory: Path | str) -> Path:
     """Write (or refresh) the phone's lightsout profile in `directory`, keeping other games."""
     w, h = phone.screen_size()
-    path = Path(directory) / profile_filename(phone.model, w, h)
-    game = sim_game_profile(phone)
-    try:
-        device = load_profile(path).with_game(game) if path.exists() else None
-    except ValueError:
-        device = None  # a stale or broken sim profile is simply rewritten: it is derived data
-    if device is None:
-        device = DeviceProfile(phone.model, w, h, None, {GAME: game})
-    return save_profile(device, path)
+    # Derived data: a stale or broken sim profile is simply rewritten.
+    return save_game_profile(phone.model, w, h, sim_game_profile(phone), directory)

@@ -13,7 +13,7 @@ from agent.games.lines.render import render_board
 from agent.games.lines.sim import LinesSimPhone
 from agent.vision.classify import exemplars_from_labels
 from agent.vision.features import cell_features
-from agent.vision.profile import DeviceProfile, GameProfile, load_profile, profile_filename, save_profile
+from agent.vision.profile import GameProfile, save_game_profile
 
 GAME = "lines"
 
@@ -44,12 +44,5 @@ def sim_game_profile(phone: LinesSimPhone) -> GameProfile:
 def save_sim_profile(phone: LinesSimPhone, directory: Path | str) -> Path:
     """Write (or refresh) the phone's profile in `directory`, keeping other games in the file."""
     w, h = phone.screen_size()
-    path = Path(directory) / profile_filename(phone.model, w, h)
-    game = sim_game_profile(phone)
-    try:
-        device = load_profile(path).with_game(game) if path.exists() else None
-    except ValueError:
-        device = None  # a stale or broken sim profile is derived data: rewrite it
-    if device is None:
-        device = DeviceProfile(phone.model, w, h, None, {GAME: game})
-    return save_profile(device, path)
+    # Derived data: a stale or broken sim profile is simply rewritten.
+    return save_game_profile(phone.model, w, h, sim_game_profile(phone), directory)

@@ -20,7 +20,7 @@ from agent.games.match3.render import Layout, render_board
 from agent.vision.classify import exemplars_from_labels
 from agent.vision.features import cell_features
 from agent.vision.grid import bbox_to_frac
-from agent.vision.profile import DeviceProfile, GameProfile, load_profile, profile_filename, save_profile
+from agent.vision.profile import GameProfile, load_profile, profile_filename, save_game_profile
 
 
 SIM_LAYOUT = "sim-layout"  # GameProfile.source of profiles made from the known layout
@@ -53,15 +53,8 @@ def sim_game_profile(phone: SimPhone) -> GameProfile:
 def save_sim_profile(phone: SimPhone, directory: Path | str) -> Path:
     """Write (or refresh) the phone's profile in `directory`, keeping other games in the file."""
     w, h = phone.screen_size()
-    path = Path(directory) / profile_filename(phone.model, w, h)
-    game = sim_game_profile(phone)
-    try:
-        device = load_profile(path).with_game(game) if path.exists() else None
-    except ValueError:
-        device = None  # a stale or broken sim profile is simply rewritten: it is derived data
-    if device is None:
-        device = DeviceProfile(phone.model, w, h, None, {"match3": game})
-    return save_profile(device, path)
+    # Derived data: a stale or broken sim profile is simply rewritten.
+    return save_game_profile(phone.model, w, h, sim_game_profile(phone), directory)
 
 
 def sim_profile_for_play(phone: SimPhone, directory: Path | str) -> tuple[Path, str]:
