@@ -7,11 +7,12 @@ stops with a reason when the board stays unreadable.
 from __future__ import annotations
 
 import time
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Protocol
 
 import numpy as np
+
+from agent.loopstats import LoopStats
 
 from agent.device.base import Device
 from agent.device.clock import Clock
@@ -46,7 +47,7 @@ class PlayOptions:
 
 
 @dataclass
-class PlaySummary:
+class PlaySummary(LoopStats):
     moves: int = 0
     tiles_cleared: int = 0  # predicted and checked on screen (refill cascades not included)
     steps_gained: int = 0
@@ -54,28 +55,8 @@ class PlaySummary:
     points: int = 0  # the same, in the game's points
     score: int | None = None  # the game's own score, when its header can be read
     steps_left: int | None = None
-    decision_ms: list[float] = field(default_factory=list)
-    settle_s: list[float] = field(default_factory=list)
-    checks: Counter = field(default_factory=Counter)
     stop_reason: str = ""
     game_over: bool = False
-
-    @property
-    def mean_decision_ms(self) -> float:
-        return float(np.mean(self.decision_ms)) if self.decision_ms else 0.0
-
-    @property
-    def mean_settle_ms(self) -> float:
-        return 1000.0 * float(np.mean(self.settle_s)) if self.settle_s else 0.0
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("decision_ms")
-        d.pop("settle_s")
-        d["checks"] = dict(self.checks)
-        d["mean_decision_ms"] = round(self.mean_decision_ms, 3)
-        d["mean_settle_ms"] = round(self.mean_settle_ms, 1)
-        return d
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,12 @@ other surprise counts as a failed check, and a few in a row stop the run with th
 from __future__ import annotations
 
 import time
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+
+from agent.loopstats import LoopStats
 
 from agent.device.base import Device
 from agent.device.clock import Clock
@@ -45,35 +46,15 @@ class LightsPlayOptions:
 
 
 @dataclass
-class LightsSummary:
-    puzzle: str
+class LightsSummary(LoopStats):
+    puzzle: str = ""
     first_board: str | None = None  # as first read, '1'/'0' rows
     planned_presses: int | None = None  # fewest presses for the first board read
     solutions: int | None = None  # how many press sets solve the first board
     taps: int = 0
     solved: bool = False
     stop_reason: str = ""
-    checks: Counter = field(default_factory=Counter)
     rule_changes: list[str] = field(default_factory=list)
-    decision_ms: list[float] = field(default_factory=list)
-    settle_s: list[float] = field(default_factory=list)
-
-    @property
-    def mean_decision_ms(self) -> float:
-        return float(np.mean(self.decision_ms)) if self.decision_ms else 0.0
-
-    @property
-    def mean_settle_ms(self) -> float:
-        return 1000.0 * float(np.mean(self.settle_s)) if self.settle_s else 0.0
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("decision_ms")
-        d.pop("settle_s")
-        d["checks"] = dict(self.checks)
-        d["mean_decision_ms"] = round(self.mean_decision_ms, 3)
-        d["mean_settle_ms"] = round(self.mean_settle_ms, 1)
-        return d
 
 
 @dataclass(frozen=True)
@@ -105,7 +86,7 @@ class LightsOutLoop:
         if self.puzzle.light_grid != (profile.rows, profile.cols) or not self.puzzle.is_grid:
             raise ValueError(f"{self.puzzle.name} does not fit the profile's {profile.rows}x{profile.cols} board")
         self.on_tap = on_tap
-        self.summary = LightsSummary(self.puzzle.name)
+        self.summary = LightsSummary(puzzle=self.puzzle.name)
         self.pending: _Pending | None = None
         self._centers = cell_centers(profile.board_bbox, profile.rows, profile.cols)
 

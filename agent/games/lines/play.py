@@ -8,11 +8,12 @@ check on the next still frame that the ball moved (or the predicted line vanishe
 from __future__ import annotations
 
 import time
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from agent.loopstats import LoopStats
 
 from agent.device.base import Device
 from agent.device.clock import Clock
@@ -37,31 +38,11 @@ class LinesPlayOptions:
 
 
 @dataclass
-class LinesPlaySummary:
+class LinesPlaySummary(LoopStats):
     moves: int = 0
     balls_removed: int = 0  # by the agent's moves, predicted and seen on screen
-    decision_ms: list[float] = field(default_factory=list)
-    settle_s: list[float] = field(default_factory=list)
-    checks: Counter = field(default_factory=Counter)
     stop_reason: str = ""
     game_over: bool = False
-
-    @property
-    def mean_decision_ms(self) -> float:
-        return float(np.mean(self.decision_ms)) if self.decision_ms else 0.0
-
-    @property
-    def mean_settle_ms(self) -> float:
-        return 1000.0 * float(np.mean(self.settle_s)) if self.settle_s else 0.0
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("decision_ms")
-        d.pop("settle_s")
-        d["checks"] = dict(self.checks)
-        d["mean_decision_ms"] = round(self.mean_decision_ms, 3)
-        d["mean_settle_ms"] = round(self.mean_settle_ms, 1)
-        return d
 
 
 def predict(board: np.ndarray, move: Move, config: LinesConfig) -> tuple[np.ndarray, np.ndarray]:
