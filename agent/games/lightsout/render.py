@@ -14,6 +14,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from agent.games.drawing import blend, rounded_mask
+
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1; x1/y1 exclusive
 
 FONT = cv2.FONT_HERSHEY_SIMPLEX
@@ -68,24 +70,12 @@ def layout_for(width: int, height: int, rows: int, cols: int) -> Layout:
     )  # fmt: skip
 
 
-def _rounded_mask(h: int, w: int, box: Box, radius: int) -> np.ndarray:
-    """Anti-aliased rounded rectangle coverage in [0, 1], (h, w) float32."""
-    x0, y0, x1, y1 = box
-    m = np.zeros((h, w), np.uint8)
-    r = max(0, min(radius, (x1 - x0) // 2, (y1 - y0) // 2))
-    cv2.rectangle(m, (x0 + r, y0), (x1 - 1 - r, y1 - 1), 255, -1)
-    cv2.rectangle(m, (x0, y0 + r), (x1 - 1, y1 - 1 - r), 255, -1)
-    for cx, cy in ((x0 + r, y0 + r), (x1 - 1 - r, y0 + r), (x0 + r, y1 - 1 - r), (x1 - 1 - r, y1 - 1 - r)):
-        cv2.circle(m, (cx, cy), r, 255, -1, cv2.LINE_AA)
-    return m.astype(np.float32) / 255
-
-
 @lru_cache(maxsize=16)
 def tiles(cell_px: int) -> tuple[np.ndarray, np.ndarray]:
     """(off, on) cell images, (cell_px, cell_px, 3) float32 BGR, panel colour in the gaps."""
     n = cell_px
     inset = max(1, round(n * 0.08))
-    body = _rounded_mask(n, n, (inset, inset, n - inset, n - inset), round(n * 0.18))
+    body = rounded_mask((n, n), (inset, inset, n - inset, n - inset), round(n * 0.18))
     ys, xs = np.mgrid[0:n, 0:n].astype(np.float32) / max(1, n - 1) * 2 - 1
     lit_from_top = (1 - 0.18 * ys)[..., None]  # lighter at the top edge, like a raised button
     glow = np.exp(-(xs**2 + ys**2) * 1.6)[..., None]  # on: brightest in the middle
@@ -121,8 +111,7 @@ def background(layout: Layout) -> np.ndarray:
         (layout.header_bbox, (90, 50, 36), 0.8, round(u * 0.04)),
         (layout.panel_bbox, PANEL_BGR, 0.95, max(4, layout.cell_px // 4)),
     ):
-        m = _rounded_mask(h, w, box, radius)[..., None] * opacity
-        img = img * (1 - m) + np.array(colour, np.float32) * m
+        blend(img, rounded_mask((h, w), box, radius), colour, opacity)
     out = np.clip(img + 0.5, 0, 255).astype(np.uint8)
     x0, y0, x1, _ = layout.header_bbox
     scale = round(u * 0.05 / 22, 2)

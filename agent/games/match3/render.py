@@ -16,6 +16,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from agent.games.drawing import blend, rounded_mask
+
 from agent.games.match3.board import MAX_SIZE, MAX_TYPES, MIN_SIZE, Board
 from agent.games.match3.hud import FONT, Hud, draw_value, hud_texts
 
@@ -271,26 +273,6 @@ def _scaled(kind: int, cell_px: int, scale: float, alpha: float) -> Sprite:
 
 
 # -- background -------------------------------------------------------------------
-def _rounded_mask(shape: tuple[int, int], box: Box, radius: int) -> np.ndarray:
-    """Anti-aliased rounded rectangle coverage in [0, 1]."""
-    h, w = shape
-    x0, y0, x1, y1 = box
-    m = np.zeros((h, w), np.uint8)
-    r = max(0, min(radius, (x1 - x0) // 2, (y1 - y0) // 2))
-    cv2.rectangle(m, (x0 + r, y0), (x1 - 1 - r, y1 - 1), 255, -1)
-    cv2.rectangle(m, (x0, y0 + r), (x1 - 1, y1 - 1 - r), 255, -1)
-    for cx, cy in ((x0 + r, y0 + r), (x1 - 1 - r, y0 + r), (x0 + r, y1 - 1 - r), (x1 - 1 - r, y1 - 1 - r)):
-        cv2.circle(m, (cx, cy), r, 255, -1, cv2.LINE_AA)
-    return m.astype(np.float32) / 255
-
-
-def _blend(img: np.ndarray, mask: np.ndarray, color: tuple[int, int, int] | np.ndarray, opacity: float) -> None:
-    """img = img * (1 - m) + color * m, with m = mask * opacity, in place (float image)."""
-    m = (mask * opacity)[..., None]
-    img *= 1 - m
-    img += np.asarray(color, np.float32) * m
-
-
 def _text_centered(img: np.ndarray, text: str, cx: int, baseline: int, scale: float, color, thickness: int,
                    font: int = FONT, outline: tuple[int, int, int] | None = None) -> None:  # fmt: skip
     (w, _), _ = cv2.getTextSize(text, font, scale, thickness)
@@ -318,26 +300,26 @@ def background(layout: Layout) -> np.ndarray:
 
     # Header bar and its two counter cards.
     hb = layout.header_bbox
-    _blend(img, _rounded_mask((h, w), hb, round(u * 0.04)), (40, 16, 30), 0.55)
+    blend(img, rounded_mask((h, w), hb, round(u * 0.04)), (40, 16, 30), 0.55)
     for panel in (layout.steps_panel, layout.score_panel):
-        _blend(img, _rounded_mask((h, w), panel, round(u * 0.03)), (104, 50, 76), 0.75)
+        blend(img, rounded_mask((h, w), panel, round(u * 0.03)), (104, 50, 76), 0.75)
 
     # Board panel: rounded, darker, with a faint checker so empty cells still read as cells,
     # over a soft offset shadow of itself.
     px0, py0, px1, py1 = layout.panel_bbox
     pad = layout.board_bbox[0] - px0
-    _blend(img, _rounded_mask((h, w), (px0 + pad // 3, py0 + pad // 2, px1 + pad // 3, py1 + pad // 2), pad),
+    blend(img, rounded_mask((h, w), (px0 + pad // 3, py0 + pad // 2, px1 + pad // 3, py1 + pad // 2), pad),
            (10, 0, 10), 0.35)  # fmt: skip
-    _blend(img, _rounded_mask((h, w), layout.panel_bbox, pad + layout.cell_px // 8), (60, 24, 34), 0.72)
+    blend(img, rounded_mask((h, w), layout.panel_bbox, pad + layout.cell_px // 8), (60, 24, 34), 0.72)
     bx0, by0, bx1, by1 = layout.board_bbox
     c = layout.cell_px
     checker = np.indices((layout.rows, layout.cols)).sum(axis=0) % 2
     cells = np.kron(checker, np.ones((c, c))).astype(np.float32)
     img[by0:by1, bx0:bx1] += cells[..., None] * 10
-    edge = _rounded_mask((h, w), layout.panel_bbox, pad + c // 8) - _rounded_mask(
+    edge = rounded_mask((h, w), layout.panel_bbox, pad + c // 8) - rounded_mask(
         (h, w), (px0 + 2, py0 + 2, px1 - 2, py1 - 2), pad + c // 8 - 2
     )
-    _blend(img, np.clip(edge, 0, 1), (200, 150, 170), 0.5)
+    blend(img, np.clip(edge, 0, 1), (200, 150, 170), 0.5)
     out = np.clip(img + 0.5, 0, 255).astype(np.uint8)
     # Text last: cv2 draws text on 8-bit images only.
     for panel, label in ((layout.steps_panel, layout.counter_label), (layout.score_panel, "SCORE")):
@@ -387,8 +369,8 @@ def _draw_game_over(frame: np.ndarray, layout: Layout) -> None:
     box = (cx - half_w, cy - half_h, cx + half_w, cy + half_h)
     x0, y0, x1, y1 = box
     roi = frame[y0:y1, x0:x1].astype(np.float32)
-    mask = _rounded_mask((y1 - y0, x1 - x0), (0, 0, x1 - x0, y1 - y0), c // 3)
-    _blend(roi, mask, (34, 20, 26), 0.95)
+    mask = rounded_mask((y1 - y0, x1 - x0), (0, 0, x1 - x0, y1 - y0), c // 3)
+    blend(roi, mask, (34, 20, 26), 0.95)
     frame[y0:y1, x0:x1] = np.clip(roi + 0.5, 0, 255).astype(np.uint8)
     cv2.rectangle(frame, (x0 + 3, y0 + 3), (x1 - 4, y1 - 4), (120, 220, 255), max(1, c // 30), cv2.LINE_AA)
     scale = round(c * 0.55 / 22, 2)
