@@ -25,7 +25,7 @@ from agent.games.match3.verify import Check, at_rest, check_outcome
 from agent.journal import Journal
 from agent.vision.grid import cell_centers
 from agent.vision.profile import GameProfile
-from agent.vision.settle import board_diff, wait_until_still
+from agent.vision.settle import wait_for_change, wait_until_still
 
 
 class Status(Protocol):
@@ -115,16 +115,9 @@ class PlayLoop:
         return s.frame, s.still
 
     def _wait_for_change(self, before: np.ndarray) -> bool:
-        """A phone takes a moment to act on a swipe: without this, two still frames of the
-        old board would pass for the result."""
         p = self.profile
-        deadline = self.clock.now() + self.options.change_timeout_s
-        while self.clock.now() < deadline:
-            self.clock.sleep(p.settle.poll_ms / 1000.0)
-            diff = board_diff(before, self.device.screencap(), p.board_bbox, p.rows, p.cols)
-            if float(diff.max()) > p.settle.threshold:
-                return True
-        return False
+        return wait_for_change(self.device.screencap, before, p.board_bbox, p.rows, p.cols, self.clock, p.settle,
+                               self.options.change_timeout_s)  # fmt: skip
 
     def _stop(self, reason: str, game_over: bool = False) -> PlaySummary:
         if self.pending is not None:

@@ -112,3 +112,18 @@ def wait_until_still(
                 return Settled(frame=frame, waited_s=clock.now() - start, captures=captures, still=True)
         else:
             ref, still = small, 0
+
+
+def wait_for_change(
+    capture: Callable[[], np.ndarray], before: np.ndarray, bbox: BBox, rows: int, cols: int, clock: Clock,
+    settings: SettleSettings, timeout_s: float,
+) -> bool:
+    """Whether the board moved away from `before` within `timeout_s`. A phone takes a
+    moment to act on a gesture: without this, two still frames of the old board taken
+    before it reacts would pass for the result."""
+    deadline = clock.now() + timeout_s
+    while clock.now() < deadline:
+        clock.sleep(settings.poll_ms / 1000.0)
+        if float(board_diff(before, capture(), bbox, rows, cols).max()) > settings.threshold:
+            return True
+    return False

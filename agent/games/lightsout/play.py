@@ -33,7 +33,7 @@ from agent.games.lightsout.solver import solver_for
 from agent.journal import Journal
 from agent.vision.grid import cell_centers
 from agent.vision.profile import GameProfile
-from agent.vision.settle import board_diff, wait_until_still
+from agent.vision.settle import wait_for_change, wait_until_still
 
 
 @dataclass(frozen=True)
@@ -101,16 +101,9 @@ class LightsOutLoop:
         return s.frame, s.still
 
     def _wait_for_change(self, before: np.ndarray) -> bool:
-        """Without this, two still frames of the old board taken before the phone reacts
-        would pass for the result of the tap."""
         p = self.profile
-        deadline = self.clock.now() + self.options.change_timeout_s
-        while self.clock.now() < deadline:
-            self.clock.sleep(p.settle.poll_ms / 1000.0)
-            diff = board_diff(before, self.device.screencap(), p.board_bbox, p.rows, p.cols)
-            if float(diff.max()) > p.settle.threshold:
-                return True
-        return False
+        return wait_for_change(self.device.screencap, before, p.board_bbox, p.rows, p.cols, self.clock, p.settle,
+                               self.options.change_timeout_s)  # fmt: skip
 
     def _stop(self, reason: str, solved: bool = False) -> LightsSummary:
         if self.pending is not None:
