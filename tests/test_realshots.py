@@ -67,16 +67,9 @@ def test_the_accuracy_measure_itself():
     assert cell_accuracy([[".", ".", "."], [".", ".", "."]], truth) == pytest.approx(1 / 6)
 
 
-# A target this method does not reach, and why (kept visible: strict xfail, so the mark
-# must go once the image passes).
-KNOWN_MISSES = {
-    "candycrush": (
-        "one candy colour looks more different on and off the glass/jelly layer under it than the four "
-        "pink blocker variants (plain, one crack, many cracks, fluffy centre) look from each other, so no "
-        "single cut of the clustering gets both: the blockers come out right but candies split by the layer "
-        "beneath (about 82% of cells right); a cut that merges the candies merges the blockers too (about 88%)"
-    ),
-}
+# Targets this method does not reach, and why: {game: reason}. Each is a strict xfail,
+# so the entry must go once the image passes. None at present.
+KNOWN_MISSES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ import numpy as np
 
 from agent.vision.classify import EMPTY_LABEL, Reading, classify, exemplars_from_labels
 from agent.vision.cluster import Clustering, centre_contrast, cluster_cells, symmetric_distances
-from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, board_lab, features_from_lab, sample_for
+from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, board_lab, cell_layout, features_from_lab
 from agent.vision.locate import BoardFind, NoBoardError, find_boards
 from agent.vision.profile import GameProfile
 from agent.vision.settle import SettleSettings
@@ -52,14 +52,31 @@ class Calibration:
         return [(int(r), int(c)) for r, c in np.argwhere(conf < LOW_CONFIDENCE)]
 
 
-def cell_description(frame: np.ndarray, bbox: tuple[int, int, int, int], rows: int, cols: int,
-                     inset: float = DEFAULT_INSET, patch: int = DEFAULT_PATCH) -> tuple[np.ndarray, np.ndarray]:
-    """(features, centre contrast) of every cell, from one shrink of the board."""
-    s = sample_for(inset, patch)
+@dataclass(frozen=True, eq=False)
+class CellSamples:
+    """One board's cells as calibration sees them, from one shrink of the board."""
+
+    features: np.ndarray  # (n, feature_length) see agent.vision.features
+    contrast: np.ndarray  # (n,) centre spread, see centre_contrast
+    lab: np.ndarray  # (n, s, s, 3) the sampled cells in Lab
+    margin: int  # samples of each cell's border the features leave out
+
+
+def sample_board(frame: np.ndarray, bbox: tuple[int, int, int, int], rows: int, cols: int,
+                 inset: float = DEFAULT_INSET, patch: int = DEFAULT_PATCH) -> CellSamples:
+    """Features, centre contrast and Lab samples of every cell."""
+    s, margin, _ = cell_layout(float(inset), int(patch))
     lab = board_lab(frame, bbox, rows, cols, s)
     feats = features_from_lab(lab, rows, cols, inset, patch)
     cells = lab.reshape(rows, s, cols, s, 3).transpose(0, 2, 1, 3, 4).reshape(rows * cols, s, s, 3)
-    return feats, centre_contrast(cells)
+    return CellSamples(feats, centre_contrast(cells), cells, margin)
+
+
+def cell_description(frame: np.ndarray, bbox: tuple[int, int, int, int], rows: int, cols: int,
+                     inset: float = DEFAULT_INSET, patch: int = DEFAULT_PATCH) -> tuple[np.ndarray, np.ndarray]:
+    """(features, centre contrast) of every cell, from one shrink of the board."""
+    cs = sample_board(frame, bbox, rows, cols, inset, patch)
+    return cs.features, cs.contrast
 
 
 def calibrate_frame(
@@ -76,11 +93,15 @@ def calibrate_frame(
     boards = find_boards(frame)
     problems = []
     for board in boards:  # best first; a grid whose cells make no sense as tiles is passed over
-        feats, contrast = cell_description(frame, board.bbox, board.rows, board.cols)
-        swapped, _ = cell_description(frame[..., ::-1], board.bbox, board.rows, board.cols)
-        dist = symmetric_distances(feats, swapped)
+        cells = sample_board(frame, board.bbox, board.rows, board.cols)
+        swapped = sample_board(frame[..., ::-1], board.bbox, board.rows, board.cols)
+        feats = cells.features
+        dist = symmetric_distances(feats, swapped.features)
         try:
-            clustering = cluster_cells(dist, board.rows, board.cols, contrast, holes=board.holes)
+            clustering = cluster_cells(
+                dist, board.rows, board.cols, cells.contrast, holes=board.holes,
+                views=(cells.lab, swapped.lab), margin=cells.margin,
+            )  # fmt: skip
         except ValueError as exc:
             problems.append(f"the grid at {list(board.bbox)} is not a game board: {exc}")
             continue
@@ -124,9 +145,11 @@ def reading_json(reading: Reading, bbox: tuple[int, int, int, int]) -> dict:
 
 __all__ = [
     "Calibration",
+    "CellSamples",
     "EMPTY_LABEL",
     "LOW_CONFIDENCE",
     "calibrate_frame",
     "cell_description",
     "reading_json",
+    "sample_board",
 ]

@@ -12,6 +12,10 @@ noise level, merges between classes far above it; the ratio makes the test indep
 of how different a game's tiles are). Of gaps about as wide as the widest, the lowest. Merge heights below NOISE_FLOOR count as the
 floor: differences that small are screenshot noise, never two classes.
 
+The cut is made on whole cells, so one tile type standing on different background
+layers (glass, jelly, a lit slot) may come out as several clusters; those whose pieces on
+top match are joined again afterwards (`agent.vision.layers`).
+
 Empty cells are not a class of their own choosing: a cluster whose cells have nothing
 in the middle (a flat centre, the board's bare slot) is empty, and so is a hole of an
 irregular board (found by `agent.vision.locate`). Both are labelled ".".
@@ -24,11 +28,13 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
 from agent.vision.classify import EMPTY_LABEL, pairwise_distances
+from agent.vision.layers import merge_layer_splits
 
 NOISE_FLOOR = 2.5  # Lab RMS units: merges below this are screenshot noise
 MIN_GAP = 1.6  # the widest gap must be at least this ratio to split at all
@@ -96,12 +102,17 @@ def cluster_cells(
     cols: int,
     contrast: np.ndarray,
     holes: np.ndarray | None = None,
+    views: Sequence[np.ndarray] = (),
+    margin: int = 0,
 ) -> Clustering:
     """Cluster the cells of a rows x cols board and name the classes.
 
     `dist` is the (rows*cols, rows*cols) distance matrix between cells (see
     symmetric_distances); `contrast` each cell's centre spread (see centre_contrast);
-    `holes` (rows, cols) marks cells known to be outside an irregular board.
+    `holes` (rows, cols) marks cells known to be outside an irregular board. `views`, the
+    cells' sampled Lab images (n, s, s, 3) in each channel order, with `margin` samples
+    of border, let clusters that differ only in the layer under the tile be joined
+    (see agent.vision.layers); without them no cluster is joined.
     """
     n = rows * cols
     holes_flat = np.zeros(n, bool) if holes is None else np.asarray(holes, bool).ravel()
@@ -111,6 +122,9 @@ def cluster_cells(
     if keep.size:
         ids, t = cut_height(dist[np.ix_(keep, keep)])
         groups[keep] = ids
+    empty = {int(g) for g in np.unique(groups[keep]) if float(np.median(contrast[groups == g])) < EMPTY_CONTRAST}
+    tiles = [int(g) for g in np.unique(groups[keep]) if int(g) not in empty]
+    groups = merge_layer_splits(groups, dist, views, margin, tiles)
     names = np.full(n, EMPTY_LABEL, dtype=object)
     letter = 0
     seen: dict[int, str] = {}
@@ -118,8 +132,7 @@ def cluster_cells(
         g = int(groups[i])
         if g < 0 or g in seen:
             continue
-        members = groups == g
-        if float(np.median(contrast[members])) < EMPTY_CONTRAST:
+        if g in empty:
             seen[g] = EMPTY_LABEL
             continue
         if letter >= len(CLASS_NAMES):
