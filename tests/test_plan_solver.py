@@ -15,7 +15,7 @@ from agent.device.clock import ManualClock
 from agent.device.sim import SimPhone
 from agent.games.match3.board import Board, Move
 from agent.games.match3.plan_library import PlanLibrary, load_library
-from agent.games.match3.plan_solver import PlanIndex, PlanSolver, replay
+from agent.games.match3.plan_solver import ORIGINS, PlanIndex, PlanSolver, replay
 from agent.games.match3.plans import FAITHFUL, build_plans
 from agent.games.match3.rules import GameState, Match3Config, apply_move, has_match, is_legal_swap, random_board
 from agent.games.match3.sim_profile import sim_game_profile, sim_status_reader
@@ -177,7 +177,8 @@ def test_every_choice_replays_on_the_whole_board(solver):
     rng = np.random.default_rng(7)
     config = Match3Config()
     multi = 0
-    for _ in range(25):
+    origins: set[str] = set()
+    for _ in range(60):
         board = random_board(config, rng)
         best = solver.rank(config, board, top=1)[0]
         choice = best.choice()
@@ -194,11 +195,16 @@ def test_every_choice_replays_on_the_whole_board(solver):
         assert choice is None
         assert out.tiles_cleared == best.outcome.tiles_cleared and out.steps_gained == best.outcome.steps_gained
         cells = {c for g in out.phases[0].groups for c in g.cells}
-        plan_cells = {(best.row + r, best.col + c) for r, row in enumerate(best.plan.final.split("/"))
-                      for c, ch in enumerate(row) if ch == "1"}
-        assert plan_cells <= cells
+        if best.plan is not None:
+            plan_cells = {(best.row + r, best.col + c) for r, row in enumerate(best.plan.final.split("/"))
+                          for c, ch in enumerate(row) if ch == "1"}
+            assert plan_cells <= cells
+        else:
+            assert best.origin in ORIGINS and cells
         multi += len(best.moves) > 1
+        origins.add(best.origin)
     assert multi > 0  # the solver does pick multi-swap plans on random boards
+    assert {"plan", "setup"} <= origins  # and set-ups of cascades, which no plan sees
 
 
 def test_pruning_only_skips_plans_that_cannot_be_chosen_among_short_ones(solver):
@@ -412,10 +418,44 @@ def test_bench_commands_report_their_figures():
     result = runner.invoke(app, ["bench", "solve", "--boards", "2", "--no-build", "--json"])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)
-    for key in ("load_ms", "median_plan_ms", "median_exhaustive_ms", "speedup", "at_least_as_good_pct"):
+    for key in ("load_ms", "median_plan_ms", "median_exhaustive_ms", "speedup", "at_least_as_good_pct",
+                "median_exhaustive_bits_ms", "speedup_vs_bits"):
         assert key in figures
+    assert figures["bits_disagree"] == 0  # the bit-plane search finds what the rules engine finds
     result = runner.invoke(app, ["bench", "play", "--games", "1", "--max-moves", "8", "--solvers", "greedy,plan", "--json"])
     assert result.exit_code == 0, result.output
     table = json.loads(result.stdout)["solvers"]
     assert set(table) == {"greedy", "plan"} and all(row["games"] == 1 for row in table.values())
     assert 1 <= table["plan"]["mean_moves"] <= 8
+
+
+# The best two swaps here are a set-up: the first moves other tiles so that the tiles
+# falling after the second line up in a group of six; no plan of the library sees it.
+SETUP = Board.parse("AFFAEEBE\nFEEBDEEB\nCCECCDDA\nFCAADEBF\nBACEBEAF\nAFACBFDE\nCDDEDFBC\nBFAEFBBE")
+
+
+def test_a_set_up_of_a_cascade_beats_every_plan(solver):
+    config = Match3Config()
+    ranked = solver.rank(config, SETUP)
+    best = ranked[0]
+    assert best.origin == "setup" and best.plan is None and len(best.moves) == 2
+    assert max(pc.score for pc in ranked if pc.origin == "plan") < best.score
+    # what the rules engine says the two swaps do
+    first, last = best.moves
+    out = apply_move(config, GameState(board=SETUP.swapped(first), steps_left=5), last, rng=None)
+    assert not has_match(SETUP.swapped(first)) and len(out.phases) > 1
+    assert out.tiles_cleared == best.outcome.tiles_cleared
+    alone = apply_move(config, GameState(board=SETUP, steps_left=5), last, rng=None)
+    assert alone.tiles_cleared < out.tiles_cleared  # without the set-up, less cascades
+
+
+def test_solve_names_what_is_not_a_plan(tmp_path):
+    path = tmp_path / "setup.txt"
+    path.write_text(str(SETUP))
+    result = runner.invoke(app, ["solve", "--game", "match3", "--board", str(path), "--json", "--top", "1"])
+    assert result.exit_code == 0, result.output
+    (best,) = json.loads(result.stdout)["plans"]
+    assert best["origin"] == "setup" and best["plan"] is None and len(best["swaps"]) == 2
+    text = runner.invoke(app, ["solve", "--game", "match3", "--board", str(path), "--top", "1",
+                               "--png", str(tmp_path / "s.png")])
+    assert text.exit_code == 0 and "setup:" in text.stdout and (tmp_path / "s.png").exists()

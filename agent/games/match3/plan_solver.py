@@ -6,22 +6,33 @@ indicator (1 where the cell holds that type) equals the plan's target exactly, s
 target becomes one number (its bits and its window size) in a sorted array, and every
 window of every size and type on the board is looked up in it at once with numpy.
 
-Verification replays the plan's swaps on the real board: each swap must be legal, no swap
-before the last may clear anything anywhere (other types included), and the last must
-clear the plan's elimination. The outcome counted is the rules engine's: the last swap's
-clears and the cascades that follow before any new tile drops in.
+Verification plays the swaps on the whole board: each swap must be legal, no swap before
+the last may clear anything anywhere (other types included), and the last must clear the
+plan's elimination. The outcome counted is the last swap's clears and the cascades that
+follow before any new tile drops in.
+
+Plans are not the only candidates: every single clearing swap, the set-ups of a cascade
+(a swap of other tiles before a clearing swap) and a plan's other paths are weighed too
+(`candidates`), since the exhaustive benchmark showed them to be what plans miss. Some
+700 sequences a board are scored at once on packed bit planes (`bitbatch`, proven equal
+to the rules engine by tests); the choice is then replayed with the rules engine itself,
+which is what the play loop checks on screen.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from agent.games.match3.board import MAX_TYPES, Board, Move
+from agent.games.match3 import bitrules as br
+from agent.games.match3.candidates import (
+    Evaluator, Swap, SwapScan, other_paths, scan_swaps, score_batch, setups, swap_code,
+)
 from agent.games.match3.plan_library import Plan, PlanLibrary, PlanLibraryError, load_library
-from agent.games.match3.rules import GameState, Match3Config, apply_move, has_match, is_legal_swap
+from agent.games.match3.rules import GameState, Match3Config, apply_move, find_groups, has_match, is_legal_swap
 from agent.games.match3.solver import Choice, GreedySolver
 
 OBJECTIVES: dict[str, str] = {
@@ -116,6 +127,8 @@ class PlanIndex:
     ids: np.ndarray  # plan index of each key
     sizes: tuple[tuple[int, int], ...]  # size id -> (height, width)
     counts: np.ndarray  # per plan: tiles eliminated
+    targets: np.ndarray  # per plan: its lookup key (target and window size), to order plans by content
+    unique: tuple[np.ndarray, np.ndarray, np.ndarray]  # the distinct keys, where each starts in `keys`, how many
     steps: np.ndarray  # per plan: swaps
     _layouts: dict[tuple[int, int, int], _Layout] = field(default_factory=dict, repr=False)
 
@@ -140,7 +153,9 @@ class PlanIndex:
         keys = (codes << _SIZE_BITS) | tags.astype(np.int64)
         order = np.argsort(keys, kind="stable")
         sizes = tuple((int(v) // 64, int(v) % 64) for v in shapes)
-        return cls(keys[order], order.astype(np.int64), sizes, counts, steps)
+        sorted_keys = keys[order]
+        unique = np.unique(sorted_keys, return_index=True, return_counts=True)
+        return cls(sorted_keys, order.astype(np.int64), sizes, counts, keys, unique, steps)
 
     def _layout(self, rows: int, cols: int, n_kinds: int) -> _Layout:
         key = (rows, cols, n_kinds)
@@ -168,11 +183,11 @@ class PlanIndex:
             return Matches(empty, empty, empty, empty)
         codes = np.concatenate([bc.codes(h, w).ravel() for h, w in layout.sizes])
         keys = (codes << _SIZE_BITS) | layout.tags
-        lo = np.searchsorted(self.keys, keys, side="left")
-        hi = np.searchsorted(self.keys, keys, side="right")
-        hit = np.nonzero(hi > lo)[0]
-        many = hi[hit] - lo[hit]  # plans sharing one target (different finals)
-        first = np.repeat(lo[hit], many)
+        uniq, starts, counts = self.unique
+        at_key = np.minimum(np.searchsorted(uniq, keys), uniq.size - 1)
+        hit = np.nonzero(uniq[at_key] == keys)[0]
+        many = counts[at_key[hit]]  # plans sharing one target (different finals)
+        first = np.repeat(starts[at_key[hit]], many)
         within = np.arange(first.size) - np.repeat(np.cumsum(many) - many, many)
         at = np.repeat(hit, many)
         return Matches(self.ids[first + within], bc.kinds[layout.kind[at]], layout.row[at], layout.col[at])
@@ -256,11 +271,12 @@ class PlanChoice:
 
     outcome: Outcome
     objective: str
-    plan: Plan
+    plan: Plan | None  # None for a sequence that is not one of the library's plans
     plan_index: int
     kind: int
     row: int
     col: int
+    origin: str = "plan"  # see ORIGINS
 
     @property
     def moves(self) -> tuple[Move, ...]:
@@ -302,16 +318,22 @@ def default_library() -> PlanLibrary:
     return _LIBRARY_CACHE["default"]
 
 
-# Plans of up to this many swaps are all verified (about a dozen on an 8x8 board).
-SHORT_PLAN = 1
-# Longer plans are verified best-first by their own score, while that score plus this
+# Plans of up to this many swaps are all scored: the benchmark's exhaustive search goes
+# to two swaps, and cascades make short plans hard to rule out by their own score.
+SHORT_PLAN = 2
+# Longer plans are scored best-first by their own score, while that score plus this
 # allowance (for bigger groups and cascades a plan cannot see) could still beat the best
-# verified outcome. Verifying every applicable plan (some 470 distinct swap sequences on
-# an 8x8 board, 50 of them two swaps long) costs about 14x more time, since each replay
-# costs the rules engine 70-100 us; `agent bench solve --no-prune` measures it.
+# outcome found; `agent bench solve --no-prune` scores every applicable plan.
 # In each objective's units: seed and points count every tile a cascade clears, gain only
 # tiles past three in a group, so cascades move it least.
 ALLOWANCE = {"seed": 6, "gain": 2, "points": 150}
+
+ORIGINS = {
+    "plan": "a plan of the library",
+    "swap": "a single swap whose group is none of the library's shapes",
+    "setup": "a swap of other tiles that sets up a cascade, then a clearing swap",
+    "path": "another path to a plan's elimination, which sets up a cascade or avoids an early clear",
+}
 
 
 def _naming(plan: Plan, kind: int, row: int, col: int) -> tuple:
@@ -325,18 +347,163 @@ class _Geometry:
     plan: Plan
     swaps: tuple[tuple[int, int, str], ...]  # canonical swaps (top/left cell, R or D), window coordinates
     must_clear: tuple[tuple[int, int], ...]  # the final window's 1s
+    others: tuple[tuple[Move, Move], ...]  # other two-swap paths to the same final, window coordinates
+
+
+@dataclass
+class _Pool:
+    """Candidate sequences, one per distinct swap sequence, with the flat cells of their
+    first and last swaps for the batch scorer."""
+
+    cands: list = field(default_factory=list)  # _Candidate, or (moves, origin) for a non-plan
+    keys: list[tuple[int, ...]] = field(default_factory=list)
+    firsts: list[tuple[int, int]] = field(default_factory=list)
+    lasts: list[tuple[int, int]] = field(default_factory=list)
+    _where: dict[tuple[int, ...], int] = field(default_factory=dict)
+
+    def at(self, key: tuple[int, ...]) -> "_Candidate | None":
+        i = self._where.get(key)
+        return None if i is None else self.candidate(i)
+
+    def add(self, key: tuple[int, ...], moves: tuple[Move, ...], origin: str, first, last) -> None:
+        """A sequence that is not a plan; its candidate is made only if it is chosen."""
+        if key not in self._where:
+            self._append(key, (moves, origin), _cells(first), _cells(last))
+
+    def candidate(self, i: int) -> "_Candidate":
+        c = self.cands[i]
+        return c if isinstance(c, _Candidate) else _Candidate(*c)
+
+    def put(self, key: tuple[int, ...], cand: "_Candidate", cols: int) -> None:
+        i = self._where.get(key)
+        if i is not None:
+            self.cands[i] = cand
+        else:
+            self._append(key, cand, *_flat(cand.moves, cols))
+
+    def _append(self, key, cand, first, last) -> None:
+        self._where[key] = len(self.cands)
+        self.cands.append(cand)
+        self.keys.append(key)
+        self.firsts.append(first)
+        self.lasts.append(last)
+
+    def must_grid(self, cells: int) -> np.ndarray | None:
+        rows = [(i, c) for i, cand in enumerate(self.cands) if isinstance(cand, _Candidate) for c in cand.must_flat]
+        if not rows:
+            return None
+        grid = np.zeros((len(self.cands), cells), dtype=bool)
+        at = np.array(rows, dtype=np.int64)
+        grid[at[:, 0], at[:, 1]] = True
+        return grid
+
+
+@dataclass
+class _Table:
+    """Every candidate as rows of arrays for the batch scorer: the pool's (plans, single
+    swaps, other paths) first, then the set-ups, each swap sequence once."""
+
+    rows: np.ndarray  # per kept row: its index among pool + set-ups
+    code1: np.ndarray  # first swap's code, -1 for none
+    code2: np.ndarray
+    firsts: np.ndarray  # (n, 2) flat cells
+    lasts: np.ndarray
+    must: np.ndarray | None
+    n_pool: int
+    set_first: list[int]
+    set_last: list[int]
+
+    @classmethod
+    def build(cls, pool: _Pool, scan: SwapScan, set_first: list[int], set_last: list[int], cells: int) -> "_Table":
+        n_pool = len(pool.cands)
+        q = np.array([(w.code, w.a, w.b) for w in scan.quiet], dtype=np.int64).reshape(-1, 3)
+        c = np.array([(w.code, w.a, w.b) for w in scan.clearing], dtype=np.int64).reshape(-1, 3)
+        sf, sl = np.array(set_first, dtype=np.int64), np.array(set_last, dtype=np.int64)
+        code1 = np.concatenate([[k[0] if len(k) == 2 else -1 for k in pool.keys], q[sf, 0]]).astype(np.int64)
+        code2 = np.concatenate([[k[-1] for k in pool.keys], c[sl, 0]]).astype(np.int64)
+        firsts = np.concatenate([np.array(pool.firsts, dtype=np.int64).reshape(-1, 2), q[sf, 1:]])
+        lasts = np.concatenate([np.array(pool.lasts, dtype=np.int64).reshape(-1, 2), c[sl, 1:]])
+        # A set-up may be a plan or a path already: keep the first of each sequence.
+        _, first_of = np.unique((code1 + 1) * (4 * cells + 1) + code2, return_index=True)
+        rows = np.sort(first_of)
+        must = pool.must_grid(cells)
+        if must is not None:
+            must = np.concatenate([must, np.zeros((len(sf), cells), dtype=bool)])[rows]
+        return cls(rows, code1[rows], code2[rows], firsts[rows], lasts[rows], must, n_pool, set_first, set_last)
+
+    def codes(self, i: int) -> tuple[int, ...]:
+        """Row i's swaps as codes, comparing like the canonical moves."""
+        c1, c2 = int(self.code1[i]), int(self.code2[i])
+        return (c2,) if c1 < 0 else (c1, c2)
+
+    def candidate(self, row: int, pool: _Pool, scan: SwapScan) -> "_Candidate":
+        if row < self.n_pool:
+            return pool.candidate(row)
+        k = row - self.n_pool
+        first, last = scan.quiet[self.set_first[k]], scan.clearing[self.set_last[k]]
+        return _Candidate((first.move, last.move), "setup")
+
+
+def _cells(sw: Swap | tuple[int, int] | None) -> tuple[int, int]:
+    if sw is None:
+        return (-1, -1)
+    if isinstance(sw, Swap):
+        return (sw.a, sw.b)
+    return sw
+
+
+def _flat(moves: tuple[Move, ...], cols: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Flat cells of a sequence's first (none for one swap) and last swap. Plans are
+    placed inside the board, and so are their other paths (inside the box of its cells)."""
+    def flat(m: Move) -> tuple[int, int]:
+        (r1, c1), (r2, c2) = m.cells()
+        if min(r1, r2, c1, c2) < 0 or max(c1, c2) >= cols:
+            return (-1, -1)
+        return (r1 * cols + c1, r2 * cols + c2)
+    return (flat(moves[0]) if len(moves) == 2 else (-1, -1)), flat(moves[-1])
+
+
+def _best_first(numeric: np.ndarray, codes: Callable[[int], tuple[int, ...]]) -> Iterator[int]:
+    """Indexes by numeric key, ties by swaps in reading order."""
+    if not len(numeric):
+        return
+    order = np.lexsort(numeric.T[::-1]).tolist()
+    n = 0
+    while n < len(order):
+        m = n + 1
+        while m < len(order) and (numeric[order[m]] == numeric[order[n]]).all():
+            m += 1
+        yield from (sorted(order[n:m], key=codes) if m - n > 1 else order[n:m])
+        n = m
+
+
+@dataclass
+class _Candidate:
+    moves: tuple[Move, ...]
+    origin: str  # see ORIGINS
+    must_clear: tuple[tuple[int, int], ...] = ()  # a plan's final 1s: its last swap must clear them
+    plan: Plan | None = None
+    plan_index: int = -1
+    kind: int = -1
+    row: int = 0
+    col: int = 0
+    must_flat: tuple[int, ...] = ()
+    others: tuple[tuple[Move, Move], ...] = ()  # the plan's other paths, window coordinates
 
 
 @dataclass
 class PlanSolver:
     """Plans from the library, verified on the board, best by `objective` (None: the
-    variant's default). Falls back to the best single swap when no plan applies."""
+    variant's default). Besides plans it weighs every single clearing swap, cascade
+    set-ups and other paths to a plan's elimination (see `candidates`). Falls back to the best single swap when
+    nothing clears."""
 
     library: PlanLibrary | None = None
     objective: str | None = None
     name: str = "plan"
     _index: PlanIndex | None = field(default=None, repr=False)
     _geometry: dict[int, _Geometry] = field(default_factory=dict, repr=False)
+    _cols: int = field(default=0, repr=False)  # the board being ranked
 
     def __post_init__(self) -> None:
         if self.objective is not None and self.objective not in OBJECTIVES:
@@ -366,7 +533,10 @@ class PlanSolver:
             must = tuple(
                 (r, c) for r, line in enumerate(plan.final.split("/")) for c, ch in enumerate(line) if ch == "1"
             )
-            geo = self._geometry[i] = _Geometry(plan, tuple(swaps), must)
+            rows = plan.rows
+            moves = tuple(st.move() for st in plan.steps)
+            others = tuple(other_paths(moves, lambda rc: rows[rc[0]][rc[1]] == "1"))
+            geo = self._geometry[i] = _Geometry(plan, tuple(swaps), must, others)
         return geo
 
     def estimates(self, config: Match3Config, objective: str, found: Matches) -> np.ndarray:
@@ -381,58 +551,140 @@ class PlanSolver:
             return (counts - 3) * 3 ** levels[found.kind] - spent
         return 10 * counts + 10 * np.maximum(counts - 3, 0)
 
-    def rank(
-        self, config: Match3Config, board: Board, top: int | None = None, prune: bool = True
-    ) -> list[PlanChoice]:
-        """Verified plans, best first, one per distinct swap sequence. With `prune`, plans
-        longer than SHORT_PLAN swaps are verified only while their own score plus ALLOWANCE
-        could beat the best verified outcome; without, every applicable plan is."""
-        objective = self.objective or default_objective(config)
+    def _plans(self, config: Match3Config, objective: str, board: Board,
+               pool: _Pool) -> Iterator[tuple[int, _Candidate]]:
+        """The library's plans that apply: the short ones go into `pool` (one per swap
+        sequence); the long ones come back lazily, best first by their own score, as
+        (that score, candidate)."""
         found = self.index.matches(board)
         steps = self.index.steps[found.plan]
         estimate = self.estimates(config, objective, found)
         long = steps > SHORT_PLAN
-        # Short plans first (all of them), then long ones by their own score, best first;
-        # the rest of the key only makes the order (and so the result) deterministic.
-        order = np.lexsort((found.kind, found.col, found.row, found.plan, -estimate, long))
-        classic = config.variant == "classic"
-        allowance = ALLOWANCE[objective]
-        seen: dict[tuple, int | None] = {}  # swap sequence -> its entry in `ranked` (None: rejected)
-        cache: dict[tuple[Move, ...], Board | None] = {}
-        ranked: list[PlanChoice] = []
-        best: int | None = None
+        # By own score, best first; the rest of the key only makes the order (and so
+        # the result) deterministic.
+        order = np.lexsort((found.kind, found.col, found.row, self.index.targets[found.plan], -estimate))
+        if config.variant == "classic":
+            order = order[steps[order] == 1]  # a classic swap that matches nothing is undone: no setting up
+        cols = board.cols
+        for n in order[~long[order]].tolist():
+            pid, row, col, kind = int(found.plan[n]), int(found.row[n]), int(found.col[n]), int(found.kind[n])
+            geo = self._geo(pid)
+            key = tuple(((r + row) * cols + c + col) * 2 + (d == "R") for r, c, d in geo.swaps)
+            at = pool.at(key)
+            # The same swaps score the same whatever the plan; which plan names them is
+            # decided by content, so the library's order never shows.
+            if at is None or (at.plan is not None and _naming(geo.plan, kind, row, col) < _naming(
+                    at.plan, at.kind, at.row, at.col)):
+                pool.put(key, self._candidate(geo, pid, kind, row, col), cols)
+        return self._longs(found, estimate, order[long[order]])
+
+    def _longs(self, found: Matches, estimate: np.ndarray, order: np.ndarray) -> Iterator[tuple[int, _Candidate]]:
+        seen: set[tuple] = set()
         for n in order.tolist():
-            if classic and steps[n] > 1:
-                continue  # a classic swap that matches nothing is undone: no setting up
-            if prune and long[n] and best is not None and estimate[n] + allowance <= best:
-                break
             pid, row, col, kind = int(found.plan[n]), int(found.row[n]), int(found.col[n]), int(found.kind[n])
             geo = self._geo(pid)
             key = tuple((r + row, c + col, d) for r, c, d in geo.swaps)
-            moves = tuple(st.move(row, col) for st in geo.plan.steps)
-            if key in seen:
-                # The same swaps verify the same way whatever the plan; which plan names
-                # them is decided by content, so the library's order never shows.
-                at = seen[key]
-                if at is not None and _naming(geo.plan, kind, row, col) < _naming(
-                    ranked[at].plan, ranked[at].kind, ranked[at].row, ranked[at].col
-                ):
-                    ranked[at] = PlanChoice(replace(ranked[at].outcome, moves=moves), objective, geo.plan, pid,
-                                            kind, row, col)
-                continue
-            must = [(r + row, c + col) for r, c in geo.must_clear]
-            out = replay(config, board, moves, must, cache)
-            seen[key] = None if out is None else len(ranked)
-            if out is None:
-                continue
-            ranked.append(PlanChoice(out, objective, geo.plan, pid, kind, row, col))
-            score = out.score(objective)
-            best = score if best is None else max(best, score)
-        ranked.sort(key=lambda pc: pc.outcome.key(objective))
-        return ranked[:top] if top is not None else ranked
+            if key not in seen:  # the first placement of a sequence has its best own score
+                seen.add(key)
+                yield int(estimate[n]), self._candidate(geo, pid, kind, row, col)
+
+    def _candidate(self, geo: _Geometry, pid: int, kind: int, row: int, col: int) -> _Candidate:
+        moves = tuple(st.move(row, col) for st in geo.plan.steps)
+        must = tuple((r + row, c + col) for r, c in geo.must_clear)
+        cols = self._cols
+        return _Candidate(moves, "plan", must, geo.plan, pid, kind, row, col, tuple(r * cols + c for r, c in must),
+                          geo.others)
+
+    def rank(
+        self, config: Match3Config, board: Board, top: int | None = None, prune: bool = True
+    ) -> list[PlanChoice]:
+        """Verified sequences, best first, one per distinct swap sequence. With `prune`,
+        plans longer than SHORT_PLAN swaps are scored only while their own score plus
+        ALLOWANCE could beat the best found; without, every applicable plan is."""
+        objective = self.objective or default_objective(config)
+        ev = Evaluator(config, objective, board)
+        self._cols = board.cols
+        pool = _Pool()
+        longs = self._plans(config, objective, board, pool)
+        scan = scan_swaps(ev)
+        for sw in scan.clearing:
+            pool.add((sw.code,), (sw.move,), "swap", None, sw)
+        set_first: list[int] = []  # set-ups: indexes into scan.quiet and scan.clearing
+        set_last: list[int] = []
+        if config.variant == "step":
+            cols = board.cols
+            for cand in [c for c in pool.cands if isinstance(c, _Candidate) and c.others]:
+                for path in cand.others:
+                    other = tuple(Move(m.row + cand.row, m.col + cand.col, m.direction) for m in path)
+                    pool.add(tuple(swap_code(m, cols) for m in other), other, "path", *_flat(other, cols))
+            for f, fin in enumerate(scan.clearing):
+                pred = br.settle(br.swap(ev.base, fin.i, fin.j), ev.lay, ev.levels, config.max_cascades)
+                got = setups(ev, scan, fin, pred)
+                set_first += got
+                set_last += [f] * len(got)
+        table = _Table.build(pool, scan, set_first, set_last, board.rows * board.cols)
+        n = len(table.rows)
+        keys = np.zeros((n, 4), dtype=np.int64)  # best first: -score, -tiles, -points, swaps
+        valid = np.zeros(n, dtype=bool)
+        if n:
+            sc = score_batch(config, objective, board, table.firsts, table.lasts, table.must,
+                             quiet_first=table.rows >= table.n_pool)
+            keys = np.stack([-sc.score, -sc.tiles, -sc.points, (table.firsts[:, 0] >= 0) + 1], axis=1)
+            valid = sc.valid
+        best = int(-keys[valid, 0].min()) if valid.any() else None
+        # Long plans one by one, while their own score could still win.
+        allowance = ALLOWANCE[objective]
+        extra_keys, extra = [], []
+        for estimate, cand in longs:
+            if prune and best is not None and estimate + allowance <= best:
+                break
+            got = ev.score(cand.moves, ev.mask(cand.must_clear))
+            if got is not None:
+                extra_keys.append(got.key[:4])
+                extra.append(cand)
+                best = got.score if best is None else max(best, got.score)
+        kept = np.nonzero(valid)[0].tolist()
+        cands: list = [table.rows[i] for i in kept] + extra  # table rows, then long plans
+        extra_codes = [tuple(swap_code(m, board.cols) for m in c.moves) for c in extra]
+
+        def codes(i: int) -> tuple[int, ...]:
+            return table.codes(kept[i]) if i < len(kept) else extra_codes[i - len(kept)]
+
+        numeric = np.concatenate([keys[valid], np.array(extra_keys, dtype=np.int64).reshape(-1, 4)])
+        out: list[PlanChoice] = []
+        for i in _best_first(numeric, codes):
+            if top is not None and len(out) >= top:
+                # Bit scores are exact but for loops of runs, which they overrate; stop once
+                # nothing left can beat what the rules engine confirmed.
+                worst = max(pc.outcome.key(objective)[:4] for pc in out)
+                if tuple(numeric[i].tolist()) >= worst:
+                    break
+            cand = cands[i]
+            if not isinstance(cand, _Candidate):
+                cand = table.candidate(cand, pool, scan)
+            # The rules engine has the last word: this is what the play loop will check.
+            outcome = replay(config, board, cand.moves, cand.must_clear)
+            if outcome is not None:
+                out.append(self._choice(board, outcome, objective, cand))
+        out.sort(key=lambda pc: pc.outcome.key(objective))
+        return out[:top] if top is not None else out
+
+    def _choice(self, board: Board, outcome: Outcome, objective: str, cand: _Candidate) -> PlanChoice:
+        kind, row, col = cand.kind, cand.row, cand.col
+        if cand.plan is None:
+            before = outcome.boards[-1] if outcome.boards else board
+            kind = find_groups(before.swapped(outcome.moves[-1]))[0].kind
+            row = min(min(r for r, _ in m.cells()) for m in outcome.moves)
+            col = min(min(c for _, c in m.cells()) for m in outcome.moves)
+        return PlanChoice(outcome, objective, cand.plan, cand.plan_index, kind, row, col, cand.origin)
 
     def choose(self, config: Match3Config, board: Board) -> Choice | None:
         ranked = self.rank(config, board, top=1)
         if ranked:
             return ranked[0].choice()
         return GreedySolver().choose(config, board)
+
+
+def _canon_key(move: Move) -> tuple[int, int, str]:
+    m = move.canonical()
+    return m.row, m.col, m.direction

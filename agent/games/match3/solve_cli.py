@@ -26,7 +26,7 @@ from rich.table import Table
 from agent.cli_app import check_choice, console
 from agent.errors import AgentError, NotationError
 from agent.games.match3.board import LETTERS, MAX_TYPES, Board
-from agent.games.match3.plan_solver import OBJECTIVES, PlanChoice, PlanSolver
+from agent.games.match3.plan_solver import OBJECTIVES, ORIGINS, PlanChoice, PlanSolver
 from agent.games.match3.rules import Match3Config
 
 _LEVELS = re.compile(r"^#\s*levels?\s*:?\s*(.*)$", re.IGNORECASE)
@@ -134,8 +134,11 @@ def _plan_json(rank: int, pc: PlanChoice) -> dict:
         "steps_spent": o.steps_spent,
         "points": o.points,
         "kind": LETTERS[pc.kind],
-        "plan": {"count": pc.plan.count, "target": pc.plan.target, "final": pc.plan.final,
-                 "row": pc.row, "col": pc.col, "library_index": pc.plan_index},
+        "origin": pc.origin,  # plan, swap, setup or path (see agent.games.match3.plan_solver.ORIGINS)
+        "plan": None if pc.plan is None else {
+            "count": pc.plan.count, "target": pc.plan.target, "final": pc.plan.final,
+            "row": pc.row, "col": pc.col, "library_index": pc.plan_index,
+        },
     }
 
 
@@ -150,9 +153,10 @@ def _print(position: Board, report: dict, numbered: bool) -> None:
               "plan (count: target -> final at row,col)")
     for p in report["plans"]:
         plan = p["plan"]
+        source = (f"{plan['count']}: {plan['target']} -> {plan['final']} at {plan['row']},{plan['col']}" if plan
+                  else f"{p['origin']}: {ORIGINS[p['origin']]}")
         t.add_row(str(p["rank"]), " ".join(p["swaps"]), p["kind"], str(p["tiles_cleared"]), str(p["steps_gained"]),
-                  str(len(p["swaps"])), str(p["score"]),
-                  f"{plan['count']}: {plan['target']} -> {plan['final']} at {plan['row']},{plan['col']}")
+                  str(len(p["swaps"])), str(p["score"]), source)
     console.print(t)
 
 
@@ -176,7 +180,12 @@ def write_png(path: Path, position: Board, choice: PlanChoice | None) -> None:
             a = spr.alpha[..., None]
             img[y : y + _CELL, x : x + _CELL] = (roi * (1 - a) + spr.bgr.astype(np.float32) * a + 0.5).astype(np.uint8)
     if choice is not None:
-        ph, pw = choice.plan.height, choice.plan.width
+        if choice.plan is not None:
+            ph, pw = choice.plan.height, choice.plan.width
+        else:  # not a plan: outline the cells its swaps touch
+            cells = [c for m in choice.moves for c in m.cells()]
+            ph = max(r for r, _ in cells) - choice.row + 1
+            pw = max(c for _, c in cells) - choice.col + 1
         x0, y0 = choice.col * _CELL, choice.row * _CELL
         cv2.rectangle(img, (x0 + 1, y0 + 1), (x0 + pw * _CELL - 2, y0 + ph * _CELL - 2), (255, 255, 255), 2)
         for i, move in enumerate(choice.moves, 1):

@@ -1,0 +1,343 @@
+"""Swap sequences the plan solver weighs, scored on bit planes (`bitrules`).
+
+Three kinds besides the library's plans, each a gap of the seed's method that the
+exhaustive two-swap benchmark exposed:
+- single swaps whose group is none of the seed's seven shapes (a plus, an L of six);
+- set-ups: a swap of other tiles first, so that the tiles falling after a clearing swap
+  line up again (the cascade the seed's plans cannot see);
+- other paths: the library keeps one path per plan; another (round the other corner, the
+  swaps in the other order) leaves the other tiles elsewhere, which can set up a cascade
+  or avoid a clear too early.
+
+Scores here are the rules engine's (the bit planes are proven equal to it); the solver
+still replays its choice with `rules.apply_move` before it is played.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, NamedTuple, Sequence
+
+import numpy as np
+
+from agent.games.match3 import bitrules as br
+from agent.games.match3.bitbatch import PackedBoards
+from agent.games.match3.board import Board, Move
+from agent.games.match3.rules import Match3Config
+
+Key = tuple  # Outcome.key: sorts best first
+
+
+@dataclass(frozen=True)
+class Scored:
+    moves: tuple[Move, ...]
+    key: Key
+    score: int
+    prediction: br.Prediction
+
+
+def score_of(config: Match3Config, objective: str, moves: int, pred: br.Prediction) -> int:
+    if objective == "seed":
+        return pred.tiles_cleared - 3 - moves
+    if objective == "gain":
+        if config.variant != "step":
+            return 0
+        return pred.steps_gained - moves
+    return pred.points
+
+
+@dataclass
+class Evaluator:
+    """One board's swap sequences, scored with the bit-plane rules; boards after each
+    prefix of swaps are shared between sequences."""
+
+    config: Match3Config
+    objective: str
+    board: Board
+    lay: br.Layout = field(init=False)
+    base: br.Planes = field(init=False)
+    _prefix: dict[tuple[Move, ...], br.Planes | None] = field(default_factory=dict, init=False)
+    _bits: dict[Move, tuple[int, int] | None] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.lay = br.layout(self.board.rows, self.board.cols)
+        self.base = br.encode(self.board)
+        self.levels = tuple(self.config.level(k) for k in range(8))
+        self.kinds = [br.kind_at(self.base, b) for b in range(self.lay.stride * self.lay.cols)]
+        self.cells = sum(self.lay.column_masks)
+        self.n_kinds = max((k for k in self.kinds if k >= 0), default=-1) + 1
+
+    def bits(self, move: Move) -> tuple[int, int] | None:
+        """The move's two bits, or None when a cell is off the board."""
+        if move not in self._bits:
+            (r1, c1), (r2, c2) = move.cells()
+            ok = self.board.inside(r1, c1) and self.board.inside(r2, c2)
+            self._bits[move] = (self.lay.bit(r1, c1), self.lay.bit(r2, c2)) if ok else None
+        return self._bits[move]
+
+    def _swap(self, planes: br.Planes, move: Move) -> br.Planes | None:
+        """The planes after a legal swap of two different tiles, else None."""
+        ij = self.bits(move)
+        if ij is None:
+            return None
+        i, j = ij
+        known = planes[3]
+        if not (known >> i & 1 and known >> j & 1):
+            return None
+        if br.kind_at(planes, i) == br.kind_at(planes, j):
+            return None
+        return br.swap(planes, i, j)
+
+    def before_last(self, moves: Sequence[Move], canonical: tuple[Move, ...]) -> br.Planes | None:
+        """The planes before the last swap, when every earlier swap is legal and clears nothing."""
+        planes = self.base
+        for n in range(1, len(moves)):
+            key = canonical[:n]
+            nxt = self._prefix.get(key, False)
+            if nxt is False:
+                nxt = self._swap(planes, moves[n - 1])
+                if nxt is not None and br.has_match(nxt, self.lay.stride):
+                    nxt = None
+                self._prefix[key] = nxt
+            if nxt is None:
+                return None
+            planes = nxt
+        return planes
+
+    def score(self, moves: Sequence[Move], must_clear: int = 0) -> Scored | None:
+        """The sequence's verified outcome, or None if it breaks a rule (see `replay`)."""
+        moves = tuple(moves)
+        canonical = tuple(m.canonical() for m in moves)
+        before = self.before_last(moves, canonical)
+        if before is None:
+            return None
+        after = self._swap(before, moves[-1])
+        if after is None or not br.has_match(after, self.lay.stride):
+            return None
+        pred = br.settle(after, self.lay, self.levels, self.config.max_cascades)
+        if must_clear & ~pred.first_cleared:
+            return None
+        s = score_of(self.config, self.objective, len(moves), pred)
+        return Scored(moves, (-s, -pred.tiles_cleared, -pred.points, len(moves), canonical), s, pred)
+
+    def landing(self, cleared: int, occupied: int | None = None) -> list[int]:
+        """Per bit: where its tile lands when the `cleared` cells empty and tiles fall (the
+        empty cells of `occupied`, by default the board's, fill too)."""
+        lay = self.lay
+        holes = cleared | (self.cells & ~(self.base[4] if occupied is None else occupied))
+        out = list(range(lay.stride * lay.cols))
+        for c, cm in enumerate(lay.column_masks):
+            col = (holes & cm) >> (c * lay.stride)
+            if not col:
+                continue
+            base, below = c * lay.stride, 0
+            for h in range(lay.rows):
+                if col >> h & 1:
+                    below += 1
+                else:
+                    out[base + h] = base + h - below
+        return out
+
+    def mask(self, cells: Iterable[tuple[int, int]]) -> int:
+        m = 0
+        for r, c in cells:
+            m |= 1 << self.lay.bit(r, c)
+        return m
+
+
+class Swap(NamedTuple):
+    """One legal swap of two different tiles, written from its top/left cell (a named
+    tuple: a board has a hundred of them, made on every decision)."""
+
+    move: Move
+    code: int  # orders like the canonical Move: (row, col, D before R)
+    a: int  # flat cell indexes (row * cols + col)
+    b: int
+    i: int  # bits (bitrules layout)
+    j: int
+    ka: int  # the tile types at a and b
+    kb: int
+
+
+def swap_code(move: Move, cols: int) -> int:
+    m = move.canonical()
+    return (m.row * cols + m.col) * 2 + (m.direction == "R")
+
+
+@dataclass(frozen=True)
+class SwapScan:
+    """Every legal swap of two different tiles on the board, split by whether it clears."""
+
+    clearing: tuple[Swap, ...]
+    quiet: tuple[Swap, ...]
+
+    @property
+    def rows(self) -> list[tuple[int, int, int, int, int]]:
+        """The quiet swaps as (index, bit, bit, type, type), for tight loops."""
+        if not hasattr(self, "_rows"):
+            object.__setattr__(self, "_rows", [(n, q.i, q.j, q.ka, q.kb) for n, q in enumerate(self.quiet)])
+        return self._rows  # type: ignore[attr-defined]
+
+
+def scan_swaps(ev: Evaluator) -> SwapScan:
+    clearing, quiet = [], []
+    rows, cols = ev.board.rows, ev.board.cols
+    lay, kinds, base = ev.lay, ev.kinds, ev.base
+    for r in range(rows):
+        for c in range(cols):
+            i, a = lay.bit(r, c), r * cols + c
+            for d, j, b, ok in (("D", i - 1, a + cols, r + 1 < rows), ("R", i + lay.stride, a + 1, c + 1 < cols)):
+                if not ok:
+                    continue
+                ki, kj = kinds[i], kinds[j]
+                if ki < 0 or kj < 0 or ki == kj:
+                    continue  # not two tiles, or a swap that changes nothing
+                sw = Swap(Move(r, c, d), 2 * a + (d == "R"), a, b, i, j, ki, kj)
+                (clearing if br.has_match(br.swap(base, i, j), lay.stride) else quiet).append(sw)
+    return SwapScan(tuple(clearing), tuple(quiet))
+
+
+def setups(ev: Evaluator, scan: SwapScan, finisher: Swap, pred: br.Prediction) -> list[int]:
+    """Quiet first swaps (indexes into `scan.quiet`) that change what `finisher`, a
+    clearing swap whose outcome alone is `pred`, does: candidates to play before it.
+
+    Exact, phase by phase: the first swap's two tiles ride along with the others (they
+    fall where their cells' tiles would have fallen), and the outcome stays the same
+    unless, in some phase, one of them stands in a group that clears or completes a run
+    of three for the other's type. A first swap on the finisher's own cells changes the
+    tile it moves away, and is always kept."""
+    lay = ev.lay
+    fi, fj = finisher.i, finisher.j
+    out, left = [], []
+    for t in scan.rows:
+        (out if t[1] in (fi, fj) or t[2] in (fi, fj) else left).append(t)
+    out = [t[0] for t in out]
+    kinds = ev.n_kinds
+    # Every phase's start, then the end (where the two tiles may complete a new run).
+    for start, cleared in pred.trace + ((pred.planes, 0),):
+        # Where a type could complete a run, or anything clears: a tile of that type there changes things.
+        sensitive = [(br.completions(cells, lay.stride) | cleared) if cells else cleared
+                     for cells in br.kind_masks(start, kinds)]
+        if not cleared:
+            return out + [n for n, i, j, ki, kj in left if sensitive[kj] >> i & 1 or sensitive[ki] >> j & 1]
+        landing = ev.landing(cleared, start[4])
+        still = []
+        for n, i, j, ki, kj in left:
+            if sensitive[kj] >> i & 1 or sensitive[ki] >> j & 1:
+                out.append(n)
+            else:
+                still.append((n, landing[i], landing[j], ki, kj))
+        left = still
+        if not left:
+            break
+    return out
+
+
+@dataclass(frozen=True)
+class BatchScores:
+    """Per sequence (in the order given): valid under the rules, and its outcome."""
+
+    valid: np.ndarray
+    score: np.ndarray
+    tiles: np.ndarray
+    points: np.ndarray
+
+
+def score_batch(
+    config: Match3Config, objective: str, board: Board, firsts: np.ndarray, lasts: np.ndarray,
+    must: np.ndarray | None = None, quiet_first: np.ndarray | None = None,
+) -> BatchScores:
+    """Score sequences of one or two swaps all at once on packed bit planes, with the
+    checks of `replay`: every swap legal and of two different tiles, the first clears
+    nothing, the last clears something (and every `must` cell).
+
+    `firsts`, `lasts`: (n, 2) flat cell indexes of each sequence's swaps (a first swap of
+    -1, -1: none; any -1 in a last swap: off the board). `must`: (n, cells) booleans.
+    `quiet_first`: sequences whose first swap is known to clear nothing (not checked again)."""
+    n = len(lasts)
+    rows, cols = board.rows, board.cols
+    flat = board.cells.reshape(-1).astype(np.int8)
+    boards = np.broadcast_to(flat, (n, flat.size)).copy()
+    valid = np.ones(n, dtype=bool)
+
+    def play(which: np.ndarray, ab: np.ndarray) -> None:
+        inside = (ab >= 0).all(axis=1)
+        valid[which[~inside]] = False
+        which, a, b = which[inside], ab[inside, 0], ab[inside, 1]
+        ta, tb = boards[which, a], boards[which, b]
+        valid[which[(ta < 0) | (tb < 0) | (ta == tb)]] = False
+        boards[which, a], boards[which, b] = tb, ta
+
+    two = firsts[:, 0] >= 0
+    if two.any():
+        play(np.nonzero(two)[0], firsts[two])
+        check = two if quiet_first is None else two & ~quiet_first
+        if check.any():
+            which = np.nonzero(check)[0]
+            early = PackedBoards(boards[which].reshape(-1, rows, cols)).has_match()
+            valid[which[early]] = False
+    play(np.arange(n), lasts)
+    packed = PackedBoards(boards.reshape(n, rows, cols))
+    must_mask = packed.mask(must) if must is not None and must.any() else 0
+    levels = tuple(config.level(k) for k in range(8))
+    out = packed.settle(levels, must_mask, config.max_cascades)
+    tiles, gained, points = out.tiles, out.gained, out.points
+    lay = br.layout(rows, cols)
+    for i in np.nonzero(out.loops)[0].tolist():  # rare: settle these one by one, exactly
+        exact = br.settle(br.encode(Board(boards[i].reshape(rows, cols))), lay, levels, config.max_cascades)
+        tiles[i], gained[i], points[i] = exact.tiles_cleared, exact.steps_gained, exact.points
+    valid &= (out.first_tiles > 0) & (out.must_missed == 0)
+    steps = two.astype(np.int64) + 1
+    if objective == "seed":
+        score = tiles - 3 - steps
+    elif objective == "gain":
+        score = gained - steps if config.variant == "step" else np.zeros(n, dtype=np.int64)
+    else:
+        score = points
+    return BatchScores(valid, score, tiles, points)
+
+
+def other_paths(moves: tuple[Move, ...], holds: Callable[[tuple[int, int]], bool]) -> list[tuple[Move, Move]]:
+    """The other two-swap paths to what a two-swap plan does to its tile type (`holds`
+    tells which cells hold that type): the library keeps one path per plan, but each path
+    leaves the other tiles elsewhere, so another may set up a cascade or avoid an early
+    clear.
+
+    A plan that moves one tile two cells diagonally can go by either corner (walking the
+    tile, or, where the corner holds the type too, pushing that one on first); a plan that
+    moves two tiles one cell each can move them in either order, or pair them otherwise."""
+    if len(moves) != 2:
+        return []
+    cells = {c for m in moves for c in m.cells()}
+    before = {c: holds(c) for c in cells}
+    after = dict(before)
+    for m in moves:
+        a, b = m.cells()
+        after[a], after[b] = after[b], after[a]
+    src = [c for c in cells if before[c] and not after[c]]
+    dst = [c for c in cells if after[c] and not before[c]]
+    out: list[tuple[Move, Move]] = []
+    if len(src) == 1:
+        (s,), (d,) = src, dst
+        if abs(s[0] - d[0]) == 1 and abs(s[1] - d[1]) == 1:
+            for x in ((s[0], d[1]), (d[0], s[1])):
+                if holds(x):
+                    out.append((_between(x, d), _between(s, x)))  # push the corner's tile on, then follow
+                else:
+                    out.append((_between(s, x), _between(x, d)))  # walk round the corner
+    elif len(src) == 2:
+        for d1, d2 in ((dst[0], dst[1]), (dst[1], dst[0])):
+            if _adjacent(src[0], d1) and _adjacent(src[1], d2):
+                one, two = _between(src[0], d1), _between(src[1], d2)
+                out += [(one, two), (two, one)]
+    mine = tuple(m.canonical() for m in moves)
+    return [p for p in out if tuple(m.canonical() for m in p) != mine]
+
+
+def _adjacent(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
+
+
+def _between(src: tuple[int, int], dst: tuple[int, int]) -> Move:
+    dr, dc = dst[0] - src[0], dst[1] - src[1]
+    return Move(src[0], src[1], {(-1, 0): "U", (1, 0): "D", (0, -1): "L", (0, 1): "R"}[(dr, dc)])
