@@ -84,7 +84,7 @@ class Look:
     gap: float = 0.08  # share of the cell between tiles
     rounded: bool = True
     checker: bool = False
-    background: str = "flat"  # flat | busy | gradient
+    background: str = "flat"  # flat | busy | soft (busy, out of focus) | gradient
     holes: list[tuple[int, int]] = field(default_factory=list)
     hud: bool = True
     screen: tuple[int, int] = (1080, 2400)
@@ -124,12 +124,14 @@ def synthetic(labels: np.ndarray, look: Look, seed: int = 0) -> tuple[np.ndarray
     rng = np.random.default_rng(seed)
     w, h = look.screen
     rows, cols = labels.shape
-    if look.background == "busy":
+    if look.background in ("busy", "soft"):
         noise = rng.integers(0, 255, (h // 24 + 1, w // 24 + 1, 3), dtype=np.uint8)
         img = cv2.resize(noise, (w, h), interpolation=cv2.INTER_CUBIC)
         for _ in range(60):  # shapes of every size and colour
             c = tuple(int(v) for v in rng.integers(0, 255, 3))
             cv2.circle(img, (int(rng.integers(0, w)), int(rng.integers(0, h))), int(rng.integers(10, 120)), c, -1)
+        if look.background == "soft":  # a scene out of focus behind the board, as many games draw
+            img = cv2.GaussianBlur(img, (0, 0), 0.4 * look.cell)
     elif look.background == "gradient":
         t = np.linspace(0, 1, h, dtype=np.float32)[:, None, None]
         img = (np.array((90, 40, 60)) * (1 - t) + np.array((30, 120, 110)) * t).astype(np.uint8)
@@ -220,6 +222,63 @@ def test_holes_of_an_irregular_board_are_empty_and_inside_the_box():
     truth = truth_labels(labels, holes)
     assert partition_accuracy(cal.labels, truth) == 1.0, cal.reading.text
     assert {(r, c) for r in range(rows) for c in range(cols) if cal.labels[r][c] == EMPTY_LABEL} == set(holes)
+
+
+INTERIOR = [(3, 3), (3, 4), (6, 6), (5, 2)]  # holes that do not touch the board's outline
+
+
+@pytest.mark.parametrize("background", ["flat", "gradient", "soft"])
+@pytest.mark.parametrize("gap", [0.08, 0.0])
+def test_holes_inside_an_irregular_board_are_found(background, gap):
+    # the background shows through holes in the middle of the board too; a one-off tile
+    # (the only one of its kind) in the middle stays a tile: it stands in the board's slot
+    rows, cols = 9, 9
+    holes = [(0, 0), (0, 1), (1, 0), (0, 8), (8, 8)] + INTERIOR
+    labels = random_kinds(rows, cols, 5, seed=21)
+    labels[6, 2] = 6
+    look = Look(holes=holes, background=background, gap=gap, rounded=gap > 0)
+    frame, box = synthetic(labels, look, seed=3)
+    cal = calibrate_frame(jpeg(frame))
+    assert (cal.board.rows, cal.board.cols) == (rows, cols)
+    assert iou(cal.board.bbox, box) >= 0.9
+    assert {(r, c) for r in range(rows) for c in range(cols) if cal.labels[r][c] == EMPTY_LABEL} == set(holes)
+    assert partition_accuracy(cal.labels, truth_labels(labels, holes)) == 1.0, cal.reading.text
+    assert cal.reading.unknown_count == 0
+
+
+def test_only_interior_holes_on_a_checkered_board():
+    rows, cols = 8, 8
+    labels = random_kinds(rows, cols, 6, seed=5)
+    holes = [(2, 2), (2, 5), (5, 2), (5, 5)]
+    frame, box = synthetic(labels, Look(holes=holes, background="soft", checker=True, gap=0.02), seed=1)
+    cal = calibrate_frame(jpeg(frame))
+    assert iou(cal.board.bbox, box) >= 0.9
+    assert {(r, c) for r in range(rows) for c in range(cols) if cal.labels[r][c] == EMPTY_LABEL} == set(holes)
+    assert partition_accuracy(cal.labels, truth_labels(labels, holes)) == 1.0, cal.reading.text
+
+
+@pytest.mark.parametrize("background", ["gradient", "soft"])
+def test_a_profile_reads_the_holes_of_its_board_and_refuses_a_new_tile(background):
+    # holes show the background behind the board, which varies from hole to hole; the
+    # profile must read them as holes on later frames (other tiles, JPEG) while a tile
+    # type calibration never saw stays unknown
+    rows, cols = 9, 9
+    holes = [(0, 0), (0, 1), (1, 0), (0, 7), (0, 8), (1, 8), (8, 0), (8, 8), (7, 8), (4, 0), (8, 4)] + INTERIOR
+    look = Look(holes=holes, background=background)
+    first = random_kinds(rows, cols, 5, seed=21)
+    cal = calibrate_frame(jpeg(synthetic(first, look, seed=3)[0]))
+    truth = truth_labels(first, holes)
+    assert partition_accuracy(cal.labels, truth) == 1.0, cal.reading.text
+    letter = {t: g for row_t, row_g in zip(truth, cal.labels) for t, g in zip(row_t, row_g)}
+    later = random_kinds(rows, cols, 5, seed=22)
+    later[2, 4] = 6  # a kind calibration never saw (a white cross)
+    reading = cal.profile.read(jpeg(synthetic(later, look, seed=3)[0], 80))
+    want = truth_labels(later, holes)
+    assert reading.labels[2][4] == UNKNOWN_LABEL, reading.text
+    for r in range(rows):
+        for c in range(cols):
+            if (r, c) != (2, 4):
+                assert reading.labels[r][c] == letter[want[r][c]], (r, c, reading.text)
 
 
 def test_empty_slots_are_empty_and_a_lone_tile_keeps_its_own_class():
@@ -412,6 +471,32 @@ def test_read_an_image_with_the_calibrated_profile(sim_png, tmp_path):
     assert r.exit_code == 4
     assert any(v == "?" for row in json.loads(r.stdout)["cells"] for v in row)
     assert "red and blue swapped" in r.stderr
+
+
+def test_read_an_irregular_board_with_the_profile_calibration_wrote(tmp_path):
+    # the holes learned at calibration read as "." (exit 0); a new tile is "?" (exit 4)
+    holes = [(0, 0), (0, 1), (1, 0), (0, 7), (8, 8), (8, 7)] + INTERIOR
+    look = Look(holes=holes, background="gradient")
+    first, later = random_kinds(9, 9, 5, seed=31), random_kinds(9, 9, 5, seed=32)
+    shots = {}
+    for name, kinds in (("first", first), ("later", later)):
+        shots[name] = tmp_path / f"{name}.png"
+        cv2.imwrite(str(shots[name]), synthetic(kinds, look, seed=4)[0])
+    r = runner.invoke(app, ["calibrate", "--image", str(shots["first"]), "--out", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert {(i, j) for i, row in enumerate(json.loads(r.stdout)["cells"]) for j, v in enumerate(row) if v == "."} == set(holes)
+    profile = str(tmp_path / "first_1080x2400.toml")
+    for name in ("first", "later"):
+        r = runner.invoke(app, ["read", "--image", str(shots[name]), "--profile", profile, "--json"])
+        assert r.exit_code == 0, r.output
+        cells = json.loads(r.stdout)["cells"]
+        assert partition_accuracy(cells, truth_labels(first if name == "first" else later, holes)) == 1.0
+    later[4, 4] = 6
+    cv2.imwrite(str(shots["later"]), synthetic(later, look, seed=4)[0])
+    r = runner.invoke(app, ["read", "--image", str(shots["later"]), "--profile", profile, "--json"])
+    assert r.exit_code == 4
+    cells = json.loads(r.stdout)["cells"]
+    assert cells[4][4] == UNKNOWN_LABEL and sum(row.count(UNKNOWN_LABEL) for row in cells) == 1
 
 
 def test_cli_errors_are_clear(tmp_path, sim_png):

@@ -5,6 +5,8 @@ beside the repository, described in its README); without it these tests skip. Fo
 image calibration must get rows and cols exact, the board box within IoU 0.9 of the
 label, and at least 98% of the cells right under the best one-to-one mapping between
 its classes and the labels ("." only maps to "."). Each test prints its figures.
+The profile calibration writes must then read the same screenshot back, and a JPEG copy
+of it, as calibration labelled it: holes and empty cells as ".", never "?".
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
+import cv2
+
 from agent.vision.calibrate import calibrate_frame
 from agent.vision.classify import EMPTY_LABEL
 from agent.vision.images import read_image
+from agent.vision.profile import DeviceProfile, load_profile, save_profile
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SHOTS = SHARED / "realshots"
@@ -120,3 +125,20 @@ def test_the_cells_are_classified(item, calibrations):
     assert (cal.board.rows, cal.board.cols) == (item["rows"], item["cols"])
     acc = cell_accuracy(cal.labels, item["cells"])
     assert acc >= CELLS_MIN, f"{acc:.1%} of cells right\n" + cal.reading.text
+
+
+@pytest.mark.parametrize("item", _params(known=False))
+def test_the_written_profile_reads_the_screenshot_back(item, calibrations, tmp_path):
+    cal = _calibrated(item, calibrations)
+    frame = read_image(SHOTS / item["game"] / item["file"])
+    h, w = frame.shape[:2]
+    path = save_profile(DeviceProfile("shot", w, h, None, {"match3": cal.profile}), tmp_path)
+    profile = load_profile(path).games["match3"]
+    ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 75])
+    assert ok
+    for name, img in (("the screenshot", frame), ("a JPEG copy", cv2.imdecode(buf, cv2.IMREAD_COLOR))):
+        reading = profile.read(img)
+        assert reading.unknown_count == 0, f"{name}: {reading.unknown_cells()}\n{reading.text}"
+        assert reading.labels == cal.labels, f"{name}:\n{reading.text}\ncalibrated:\n" + "\n".join(map("".join, cal.labels))
+    holes = sum(row.count(EMPTY_LABEL) for row in item["cells"])
+    assert sum(row.count(EMPTY_LABEL) for row in reading.labels) == holes

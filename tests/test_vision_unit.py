@@ -17,7 +17,7 @@ from agent.vision.classify import (
     Exemplar,
     Reading,
     classify,
-    default_max_distance,
+    default_max_distances,
     exemplars_from_labels,
     pairwise_distances,
 )
@@ -324,16 +324,28 @@ def test_max_distance_rejects_far_cells_even_with_a_clear_margin():
     assert classify(np.array([[-30.0]]), 1, 1, ex, max_distance=1000).labels == [["A"]]
 
 
-def test_default_max_distance():
+def test_default_max_distances():
     # labels 40 apart: half of that caps the bound; spreads are tiny, so the floor applies
     ex = [Exemplar("A", [0.0]), Exemplar("A", [0.5]), Exemplar("B", [40.0])]
-    assert default_max_distance(ex) == pytest.approx(8.0)
-    # a label that varies by 5 allows 3 x 5
+    assert default_max_distances(ex) == pytest.approx({"A": 8.0, "B": 8.0})
+    # a label that varies by 5 allows 3 x 5; one that does not vary keeps the floor
     ex = [Exemplar("A", [0.0]), Exemplar("A", [5.0]), Exemplar("B", [100.0])]
-    assert default_max_distance(ex) == pytest.approx(15.0)
+    assert default_max_distances(ex) == pytest.approx({"A": 15.0, "B": 8.0})
     # but never past half the gap to another label
     ex = [Exemplar("A", [0.0]), Exemplar("A", [5.0]), Exemplar("B", [20.0])]
-    assert default_max_distance(ex) == pytest.approx(7.5)
+    assert default_max_distances(ex) == pytest.approx({"A": 7.5, "B": 7.5})
+    # two labels close together do not tighten the bound of a third far from both
+    ex = [Exemplar("A", [0.0]), Exemplar("B", [4.0]), Exemplar(".", [100.0]), Exemplar(".", [110.0])]
+    assert default_max_distances(ex) == pytest.approx({"A": 2.0, "B": 2.0, ".": 30.0})
+
+
+def test_each_label_is_held_to_its_own_bound():
+    # "." varies a lot (holes showing a textured background), A and B are close twins
+    ex = [Exemplar("A", [0.0]), Exemplar("B", [4.0]), Exemplar(".", [100.0]), Exemplar(".", [110.0])]
+    r = classify(np.array([[0.5], [3.8], [125.0], [150.0], [-10.0]]), 1, 5, ex)
+    assert r.labels == [["A", "B", ".", "?", "?"]]
+    # a profile's one max_distance still applies to every label
+    assert classify(np.array([[125.0]]), 1, 1, ex, max_distance=10).labels == [["?"]]
 
 
 def test_classify_rejects_mismatched_inputs(learned):

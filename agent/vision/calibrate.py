@@ -27,6 +27,10 @@ from agent.vision.profile import GameProfile
 from agent.vision.settle import SettleSettings
 
 EXEMPLARS_PER_CLASS = 4
+# Holes show the background behind the board, which differs from hole to hole (see
+# exemplars_from_labels): enough exemplars that every hole of the calibration frame has
+# one near it, so the holes read back as holes.
+EXEMPLARS_PER_EMPTY = 12
 CALIBRATED = "calibrated"  # GameProfile.source of calibrated profiles
 LOW_CONFIDENCE = 0.5  # cells below this are marked on the overlay and in reports
 
@@ -118,7 +122,7 @@ def calibrate_frame(
             hint="calibrate on a screen where the board shows its tiles, with no dialog over it",
         )
     labels = clustering.labels
-    exemplars = exemplars_from_labels(feats, labels, per_label=EXEMPLARS_PER_CLASS)
+    exemplars = exemplars_from_labels(feats, labels, per_label=EXEMPLARS_PER_CLASS, per_empty=EXEMPLARS_PER_EMPTY)
     h, w = frame.shape[:2]
     profile = GameProfile.from_bbox(
         game, board.rows, board.cols, board.bbox, w, h, exemplars,

@@ -11,10 +11,17 @@ A cell gets the label of its nearest exemplar, but only if two tests pass:
   d2 to the second nearest (a label's distance is that of its nearest exemplar). It is
   1 for an exact match and 0 halfway between two labels; being a ratio it needs no
   tuning per game. Cells under `min_confidence` become "?".
-- absolute: a cell farther than `max_distance` from every exemplar is "?" with
-  confidence 0. A tile type never seen during calibration is usually far from all
+- absolute: a cell farther than its label's bound from that label's exemplars is "?"
+  with confidence 0. A tile type never seen during calibration is usually far from all
   exemplars yet may still be much nearer one of them than the others, which the margin
   alone would accept; this bound is what keeps a new tile from being forced into a class.
+
+The bound is per label (see default_max_distances) unless a profile sets one
+`max_distance` for all: labels vary by different amounts. The holes of an irregular
+board show whatever lies behind it, often a textured picture that differs from hole to
+hole, while the cells of one tile type are near copies; and two tile types that are
+close to each other (a cracked and a plain blocker) must not tighten the bound of every
+other label, the holes' included.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import numpy as np
 UNKNOWN_LABEL = "?"
 EMPTY_LABEL = "."
 
-# Default absolute bound, see default_max_distance(). Lab RMS units.
+# Default absolute bounds, see default_max_distances(). Lab RMS units.
 NOISE_FLOOR = 8.0  # never tighter than this: JPEG, scaling and idle shimmer stay inside
 SPREAD_FACTOR = 3.0  # how far past the widest calibrated variation of one label a cell may be
 # Exemplars of one label closer than this add nothing but noise.
@@ -136,32 +143,38 @@ def _stack(exemplars: list[Exemplar]) -> tuple[np.ndarray, list[str], np.ndarray
     return mat, names, np.array([index[e.label] for e in exemplars])
 
 
-def default_max_distance(exemplars: list[Exemplar]) -> float:
-    """The absolute bound used when a profile does not set one.
+def default_max_distances(exemplars: list[Exemplar]) -> dict[str, float]:
+    """The absolute bound of each label, used when a profile does not set one.
 
-    max(NOISE_FLOOR, SPREAD_FACTOR x the widest within-label spread), capped at half the
-    smallest distance between exemplars of different labels.
+    max(NOISE_FLOOR, SPREAD_FACTOR x the label's spread), capped at half the smallest
+    distance between an exemplar of the label and one of another label.
 
-    - The spread of a label is how far its farthest exemplar is from its nearest
-      same-label neighbour: the variation calibration actually saw. Allowing a few times
-      that (and never less than the noise floor) accepts tiles that vary as those did.
+    - The spread of a label is how far its most isolated exemplar is from its nearest
+      same-label neighbour: the variation calibration actually saw. Exemplars are picked
+      by farthest-point sampling (exemplars_from_labels), so every calibrated member of
+      the label is within the spread of one of them and a frame read back with its own
+      profile passes (unless the cap below bites: then the label is near another one
+      and the margin decides). Allowing a few times that (and never less than the
+      noise floor) accepts tiles that vary as those did.
     - The cap keeps the bound inside the region where the answer cannot be ambiguous:
-      a cell within half the between-label gap of an exemplar is, by the triangle
+      a cell within half the gap of an exemplar of the label is, by the triangle
       inequality, nearer that exemplar than any exemplar of another label.
     """
     mat, names, idx = _stack(exemplars)
     d = pairwise_distances(mat, mat)
     same = idx[:, None] == idx[None, :]
     np.fill_diagonal(d, np.inf)
-    spread = 0.0
     nearest_same = np.where(same, d, np.inf).min(axis=1)
-    if np.isfinite(nearest_same).any():
-        spread = float(nearest_same[np.isfinite(nearest_same)].max())
-    bound = max(NOISE_FLOOR, SPREAD_FACTOR * spread)
-    if len(names) > 1:
-        between = float(np.where(same, np.inf, d).min())
-        bound = min(bound, 0.5 * between)
-    return bound
+    nearest_other = np.where(same, np.inf, d).min(axis=1)
+    out: dict[str, float] = {}
+    for i, name in enumerate(names):
+        mine = idx == i
+        spread = nearest_same[mine]
+        spread = float(spread[np.isfinite(spread)].max()) if np.isfinite(spread).any() else 0.0
+        bound = max(NOISE_FLOOR, SPREAD_FACTOR * spread)
+        gap = float(nearest_other[mine].min())
+        out[name] = min(bound, 0.5 * gap) if np.isfinite(gap) else bound
+    return out
 
 
 def classify(
@@ -183,7 +196,10 @@ def classify(
             "the profile was made with other feature settings"
         )
     if max_distance is None:
-        max_distance = default_max_distance(exemplars)
+        bounds = default_max_distances(exemplars)
+        limit = np.array([bounds[n] for n in names])
+    else:
+        limit = np.full(len(names), float(max_distance))
 
     d = pairwise_distances(features, mat)  # (N, M)
     member = idx[None, :] == np.arange(len(names))[:, None]  # (L, M)
@@ -200,7 +216,7 @@ def classify(
         conf = np.where(d2 > 0, 1.0 - d1 / d2, 0.0)
     conf = np.clip(np.nan_to_num(conf, nan=0.0), 0.0, 1.0)
 
-    far = d1 > max_distance
+    far = d1 > limit[best]
     conf[far] = 0.0
     unsure = far | (conf < min_confidence)
 
@@ -211,7 +227,7 @@ def classify(
 
 
 def exemplars_from_labels(
-    features: np.ndarray, labels: list[list[str]], per_label: int = 4
+    features: np.ndarray, labels: list[list[str]], per_label: int = 4, per_empty: int | None = None
 ) -> list[Exemplar]:
     """Exemplars learned from a board whose labels are known ("?" cells are skipped).
 
@@ -219,6 +235,11 @@ def exemplars_from_labels(
     typical tile rather than an average no real tile looks like), then up to
     per_label - 1 more by farthest-point sampling, so the variation actually seen
     (highlights, anti-aliasing, position) is covered. Near-duplicates are not added.
+
+    `per_empty` (default per_label) is the same for "." cells. The holes of an irregular
+    board show the picture behind it, a different part in every hole, so they vary far
+    more than copies of a tile do and need more exemplars to be covered; flat empty
+    slots are near-duplicates of each other and stop at one or two whatever the limit.
     """
     features = np.asarray(features, dtype=np.float32)
     flat = [v for row in labels for v in row]
@@ -235,7 +256,8 @@ def exemplars_from_labels(
         d = pairwise_distances(members, members)
         chosen = [int(d.sum(axis=1).argmin())]
         nearest = d[chosen[0]].copy()
-        while len(chosen) < per_label:
+        limit = per_label if name != EMPTY_LABEL or per_empty is None else max(1, per_empty)
+        while len(chosen) < limit:
             far = int(nearest.argmax())
             if nearest[far] < _DUPLICATE:
                 break

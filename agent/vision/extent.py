@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
-from agent.vision.lattice import Lattice, descriptors, rms_distances, sample_cells
+from agent.vision.lattice import DESC_SAMPLE, Lattice, descriptors, rms_distances, sample_cells
 from agent.vision.profile import GRID_MIN
 
 _FLAT = 0.25  # a cell with less contrast than this share of the board's typical cell is flat
@@ -30,6 +30,12 @@ _OBJECT_CONTRAST = 6.0  # Lab units: a centre fainter than this holds no tile
 _STRIP = 0.8  # a kind with this share of its cells in one line is a strip, not tiles
 _MIN_ROW_CELLS = 2  # an outer row or column needs this many board cells
 _MIN_DENSITY = 0.5  # board cells per cell of the box
+# A hole inside the board is nearer the outside than the board by at least this ratio
+# (whole cell and outer ring both). Measured: holes on flat and gradient backgrounds
+# under 0.1, over a scene out of focus 0.26-1.05 (the larger ones are missed); one-off
+# tiles: a lone ball on a Color Lines board 0.69 whole but 1.07 or more by its ring, the
+# Bejeweled 3 hypercube 0.68 whole and 0.87 by its ring.
+_INTERIOR_RATIO = 0.75
 
 
 def _contrast(cells: np.ndarray) -> np.ndarray:
@@ -230,14 +236,24 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
 
 
 def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
-    """Cells of the box that are holes in an irregular board.
+    """Cells of the box that are holes in an irregular board: they show what lies
+    behind the board instead of a tile.
 
-    A hole has no twin among the board's cells, is joined to the edge of the box through
-    other such cells (the shape of an irregular board eats in from its outline), and
-    looks more like the lattice cells just outside the box near it than like any board
-    cell. A one-off tile (a single special gem, a lone ball on an empty board) fails one
-    of these: it sits inside, or it shares the board's slot and light and so is nearer
-    to the board's cells than to the outside.
+    A hole has no twin among the board's cells. One joined to the edge of the box
+    through other such cells (the shape of an irregular board eats in from its outline)
+    is a hole when it looks more like the lattice cells just outside the box near it
+    than like any board cell. A one-off tile (a single special gem, a lone ball on an
+    empty board) fails that: it shares the board's slot and light and so is nearer to
+    the board's cells than to the outside.
+
+    A hole inside the board (not joined to the edge) is where a one-off tile usually
+    sits, so it must show the outside twice over: the whole cell, and its outermost
+    ring of samples alone, must each be clearly nearer what lies outside the board (the
+    cells around the box and the edge holes) than any board cell. The ring is what
+    tells a lone tile from a hole: a tile stands in the board's slot and shares its
+    frame, a hole is background right up to its border. The background behind a board
+    varies (a picture out of focus), so it is compared with all of the outside, not a
+    single colour, and each hole found joins the outside its neighbours are compared with.
     """
     rows, cols = board.shape
     holes = np.zeros((r1 - r0, c1 - c0), bool)
@@ -247,8 +263,6 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     n_lab, comp = cv2.connectedComponents(lonely.astype(np.uint8), connectivity=4)
     edge_comps = set(np.unique(np.concatenate([comp[0], comp[-1], comp[:, 0], comp[:, -1]]))) - {0}
     candidates = np.isin(comp, list(edge_comps)) & lonely
-    if not candidates.any():
-        return holes
     ring = np.zeros_like(board)
     ring[max(r0 - 1, 0) : min(r1 + 1, rows), max(c0 - 1, 0) : min(c1 + 1, cols)] = True
     ring[r0:r1, c0:c1] = False
@@ -263,7 +277,34 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
         to_outside = rms_distances(inner[r, c][None], desc[near[:, 0], near[:, 1]]).min()
         to_board = rms_distances(inner[r, c][None], board_desc).min() if board_desc.size else np.inf
         holes[r, c] = to_outside < to_board
+    interior = lonely & ~candidates if board_desc.size else np.zeros_like(lonely)
+    edge = _outer_ring(desc.shape[-1])
+    around = desc[ring_rc[:, 0], ring_rc[:, 1]]
+    while interior.any():  # a hole found is outside too: the picture behind goes on into its neighbours
+        outside = np.concatenate([around, inner[holes]])
+        found = np.zeros_like(holes)
+        for r, c in np.argwhere(interior):
+            cell = inner[r, c][None]
+            whole = rms_distances(cell, outside).min() < _INTERIOR_RATIO * rms_distances(cell, board_desc).min()
+            by_ring = (
+                rms_distances(cell[:, edge], outside[:, edge]).min()
+                < _INTERIOR_RATIO * rms_distances(cell[:, edge], board_desc[:, edge]).min()
+            )
+            found[r, c] = whole and by_ring
+        if not found.any():
+            break
+        holes |= found
+        interior &= ~found
     return holes
+
+
+def _outer_ring(length: int) -> np.ndarray:
+    """Which components of a whole-cell descriptor (inset 0, DESC_SAMPLE^2 samples of C
+    channels, see lattice.descriptors) lie on the cell's outermost ring of samples."""
+    s = DESC_SAMPLE
+    m = np.zeros((s, s), bool)
+    m[0], m[-1], m[:, 0], m[:, -1] = True, True, True, True
+    return np.repeat(m.ravel(), length // (s * s))
 
 
 def _trim(board: np.ndarray) -> tuple[int, int, int, int]:

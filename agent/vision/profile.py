@@ -18,7 +18,7 @@ One TOML file per phone and resolution in `device_profiles/`, named by
     feature_version = 2
     swipe_ms = 200
     min_confidence = 0.5
-    max_distance = 9.5                  # optional: derived from the exemplars when absent
+    max_distance = 9.5                  # optional: one bound for all labels (default: per label, from the exemplars)
     inset = 0.15                        # feature settings the exemplars were made with
     patch = 6
 
