@@ -110,6 +110,8 @@ def test_completions_are_the_cells_that_complete_a_group():
         for size in (3, 4, 5):
             for kind in range(3):
                 wanted = br.completions(masks[kind], lay.stride, size)
+                if size == 3:
+                    assert br.completions3(masks[kind], lay.stride) == wanted
                 for (r, c), _ in np.ndenumerate(a):
                     b = a.copy()
                     b[r, c] = kind

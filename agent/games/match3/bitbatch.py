@@ -116,8 +116,13 @@ class PackedBoards:
 
     def count(self, x: int) -> np.ndarray:
         """Set bits per board."""
-        raw = np.frombuffer(x.to_bytes(self.n * self.lay.board_bytes, "little"), dtype=np.uint8)
-        return _popcount(raw).reshape(self.n, self.lay.board_bytes).sum(axis=1, dtype=np.int64)
+        return self.count_many([x])[0]
+
+    def count_many(self, xs: list[int]) -> np.ndarray:
+        """Set bits per board of each mask: (len(xs), n)."""
+        size = self.n * self.lay.board_bytes
+        raw = np.frombuffer(b"".join(x.to_bytes(size, "little") for x in xs), dtype=np.uint8)
+        return _popcount(raw).reshape(len(xs), self.n, self.lay.board_bytes).sum(axis=2, dtype=np.int64)
 
     def _same(self, shift: int) -> int:
         p0, p1, p2, known, _ = self.planes
@@ -142,47 +147,72 @@ class PackedBoards:
     def settle(self, levels: tuple[int, ...] = (), must: int = 0, max_cascades: int = 100) -> Settled:
         """Clear, fall, repeat while any board matches (no refill), as `rules.resolve`
         with `rng=None` does for each board. `levels` per type; `must`: a packed mask of
-        cells each board's first phase has to clear."""
+        cells each board's first phase has to clear.
+
+        Most boards are done after a phase or two, so once fewer than half of them still
+        match, those are packed again on their own and the rest is left behind."""
         n, s = self.n, self.lay.stride
         tiles = np.zeros(n, dtype=np.int64)
         gained = np.zeros(n, dtype=np.int64)
         points = np.zeros(n, dtype=np.int64)
         first = np.zeros(n, dtype=np.int64)
-        missed = self.count(must) if must else np.zeros(n, dtype=np.int64)
         loops = np.zeros(n, dtype=bool)
+        missed = self.count(must) if must else np.zeros(n, dtype=np.int64)
         leveled = [(k, lv) for k, lv in enumerate(levels) if lv]
+        live = np.arange(n)  # which of the first boards the packed ones are now
         for depth in range(1, max_cascades + 1):
             ev, eh = self._same(1), self._same(s)
             v, h = ev & (ev >> 1), eh & (eh >> s)
             if not (v or h):
                 break
+            if depth > 1:
+                going = self.count(v | h) > 0
+                if going.sum() * 2 < self.n:
+                    live = live[going]
+                    self._keep(going)
+                    ev, eh = self._same(1), self._same(s)
+                    v, h = ev & (ev >> 1), eh & (eh >> s)
             vc = v | (v << 1) | (v << 2)
             hc = h | (h << s) | (h << 2 * s)
             matched = vc | hc
             # A run starts where the cell before it is not the same run; crossings join two.
-            vstarts = vc & ~((vc & ev) << 1)
-            hstarts = hc & ~((hc & eh) << s)
-            crossings = vc & hc
-            t = self.count(matched)
-            crossed = self.count(crossings)
-            loops |= crossed >= 4  # a loop of runs crosses at four corners at least
-            g = self.count(vstarts) + self.count(hstarts) - crossed
-            tiles += t
-            gained += t - 3 * g
-            points += (20 * t - 30 * g) * depth
-            for kind, level in leveled:
+            phase = [matched, vc & ~((vc & ev) << 1), hc & ~((hc & eh) << s), vc & hc]
+            for kind, _ in leveled:
                 km = self._kind(kind)
-                tk = self.count(matched & km)
-                gk = self.count(vstarts & km) + self.count(hstarts & km) - self.count(crossings & km)
-                gained += (3**level - 1) * (tk - 3 * gk)
+                phase += [m & km for m in phase[:4]]
+            if depth == 1 and must:
+                phase.append(must & ~matched)
+            counts = self.count_many(phase)
+            t, x = counts[0], counts[3]
+            g = counts[1] + counts[2] - x
+            tiles[live] += t
+            gained[live] += t - 3 * g
+            points[live] += (20 * t - 30 * g) * depth
+            loops[live] |= x >= 4  # a loop of runs crosses at four corners at least
+            for i, (_, level) in enumerate(leveled):
+                tk, vk, hk, xk = counts[4 * i + 4 : 4 * i + 8]
+                gained[live] += (3**level - 1) * (tk - 3 * (vk + hk - xk))
             if depth == 1:
-                first = t
+                first = t.copy()
                 if must:
-                    missed = self.count(must & ~matched)
+                    missed = counts[-1]
             keep = ~matched
-            self.planes = [x & keep for x in self.planes]
-            self._fall(self._boards(t > 0))
+            self.planes = [x_ & keep for x_ in self.planes]
+            cleared = t > 0
+            # A board that cleared nothing keeps any hole of its own (only those that did fall).
+            self._fall(self._boards(cleared) if not cleared.all() else -1)
         return Settled(tiles, gained, points, first, missed, loops)
+
+    def _keep(self, which: np.ndarray) -> None:
+        """Go on with the boards where `which` is true only."""
+        size, bb = self.n * self.lay.board_bytes, self.lay.board_bytes
+        self.planes = [
+            int.from_bytes(np.frombuffer(x.to_bytes(size, "little"), dtype=np.uint8).reshape(self.n, bb)[which].tobytes(),
+                           "little")
+            for x in self.planes
+        ]
+        self.n = int(which.sum())
+        self.cells = _cells_mask(self.lay.rows, self.lay.cols, self.n)
 
     def _boards(self, which: np.ndarray) -> int:
         """A mask of every bit of the boards where `which` is true."""

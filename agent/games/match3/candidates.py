@@ -149,7 +149,9 @@ class Swap(NamedTuple):
     """One legal swap of two different tiles, written from its top/left cell (a named
     tuple: a board has a hundred of them, made on every decision)."""
 
-    move: Move
+    row: int
+    col: int
+    direction: str  # D or R
     code: int  # orders like the canonical Move: (row, col, D before R)
     a: int  # flat cell indexes (row * cols + col)
     b: int
@@ -157,6 +159,10 @@ class Swap(NamedTuple):
     j: int
     ka: int  # the tile types at a and b
     kb: int
+
+    @property
+    def move(self) -> Move:
+        return Move(self.row, self.col, self.direction)
 
 
 def swap_code(move: Move, cols: int) -> int:
@@ -183,6 +189,9 @@ def scan_swaps(ev: Evaluator) -> SwapScan:
     clearing, quiet = [], []
     rows, cols = ev.board.rows, ev.board.cols
     lay, kinds, base = ev.lay, ev.kinds, ev.base
+    # Where each type would complete a run: a swap can clear only if one of its tiles
+    # lands on such a cell (neighbours counted before the swap, so this only over-reports).
+    wanted = [br.completions3(cells, lay.stride) for cells in br.kind_masks(base, ev.n_kinds)]
     for r in range(rows):
         for c in range(cols):
             i, a = lay.bit(r, c), r * cols + c
@@ -192,8 +201,9 @@ def scan_swaps(ev: Evaluator) -> SwapScan:
                 ki, kj = kinds[i], kinds[j]
                 if ki < 0 or kj < 0 or ki == kj:
                     continue  # not two tiles, or a swap that changes nothing
-                sw = Swap(Move(r, c, d), 2 * a + (d == "R"), a, b, i, j, ki, kj)
-                (clearing if br.has_match(br.swap(base, i, j), lay.stride) else quiet).append(sw)
+                sw = Swap(r, c, d, 2 * a + (d == "R"), a, b, i, j, ki, kj)
+                maybe = wanted[kj] >> i & 1 or wanted[ki] >> j & 1
+                (clearing if maybe and br.has_match(br.swap(base, i, j), lay.stride) else quiet).append(sw)
     return SwapScan(tuple(clearing), tuple(quiet))
 
 
@@ -207,20 +217,35 @@ def setups(ev: Evaluator, scan: SwapScan, finisher: Swap, pred: br.Prediction) -
     of three for the other's type. A first swap on the finisher's own cells changes the
     tile it moves away, and is always kept."""
     lay = ev.lay
-    fi, fj = finisher.i, finisher.j
-    out, left = [], []
-    for t in scan.rows:
-        (out if t[1] in (fi, fj) or t[2] in (fi, fj) else left).append(t)
-    out = [t[0] for t in out]
+    # A first swap on the finisher's own cells: kept from the first phase on.
+    mine = (1 << finisher.i) | (1 << finisher.j)
+    out: list[int] = []
+    left = scan.rows
     kinds = ev.n_kinds
+    stride, cells, base = lay.stride, ev.cells, ev.base
+    fallen = 0  # cells tiles have fallen through so far (a superset, in the current rows)
     # Every phase's start, then the end (where the two tiles may complete a new run).
     for start, cleared in pred.trace + ((pred.planes, 0),):
+        # The first swap alone lines nothing up, so a new run must take in a cell that
+        # differs from the board as it was (or that tiles fell through): one within two
+        # cells in line. Far from those, a near-run is no news.
+        near = fallen
+        for x, y in zip(start, base):
+            near |= x ^ y
+        near |= (near << 1) | (near >> 1) | (near << stride) | (near >> stride)
+        near |= (near << 1) | (near >> 1) | (near << stride) | (near >> stride)
         # Where a type could complete a run, or anything clears: a tile of that type there changes things.
-        sensitive = [(br.completions(cells, lay.stride) | cleared) if cells else cleared
-                     for cells in br.kind_masks(start, kinds)]
+        always = cleared | mine
+        sensitive = [(br.completions3(k, stride) & near | always) if k else always
+                     for k in br.kind_masks(start, kinds)]
+        mine = 0
         if not cleared:
             return out + [n for n, i, j, ki, kj in left if sensitive[kj] >> i & 1 or sensitive[ki] >> j & 1]
         landing = ev.landing(cleared, start[4])
+        up = cleared  # from each cleared cell up its column: where tiles fall
+        for _ in range(lay.rows - 1):
+            up |= (up << 1) & cells
+        fallen |= up
         still = []
         for n, i, j, ki, kj in left:
             if sensitive[kj] >> i & 1 or sensitive[ki] >> j & 1:

@@ -348,6 +348,26 @@ class _Geometry:
     swaps: tuple[tuple[int, int, str], ...]  # canonical swaps (top/left cell, R or D), window coordinates
     must_clear: tuple[tuple[int, int], ...]  # the final window's 1s
     others: tuple[tuple[Move, Move], ...]  # other two-swap paths to the same final, window coordinates
+    _flat: dict[int, "_FlatGeometry"] = field(default_factory=dict, compare=False)
+
+    def flat(self, cols: int) -> "_FlatGeometry":
+        """The plan's swaps and cells as flat indexes on a board `cols` wide, placed at 0, 0."""
+        got = self._flat.get(cols)
+        if got is None:
+            codes = tuple((r * cols + c) * 2 + (d == "R") for r, c, d in self.swaps)
+            cells = [(r * cols + c, r * cols + c + (cols if d == "D" else 1)) for r, c, d in self.swaps]
+            first = cells[0] if len(cells) == 2 else (-1, -1)
+            must = tuple(r * cols + c for r, c in self.must_clear)
+            got = self._flat[cols] = _FlatGeometry(codes, first, cells[-1], must)
+        return got
+
+
+@dataclass(frozen=True)
+class _FlatGeometry:
+    codes: tuple[int, ...]  # swap codes (see candidates.swap_code) at offset 0
+    first: tuple[int, int]  # flat cells of the first swap of two, else -1, -1
+    last: tuple[int, int]
+    must: tuple[int, ...]  # flat cells the last swap must clear
 
 
 @dataclass
@@ -355,15 +375,12 @@ class _Pool:
     """Candidate sequences, one per distinct swap sequence, with the flat cells of their
     first and last swaps for the batch scorer."""
 
-    cands: list = field(default_factory=list)  # _Candidate, or (moves, origin) for a non-plan
+    cands: list = field(default_factory=list)  # _Candidate, (moves, origin) for a non-plan, or a _Placed plan
+    make: Callable[["_Placed"], "_Candidate"] | None = None
     keys: list[tuple[int, ...]] = field(default_factory=list)
     firsts: list[tuple[int, int]] = field(default_factory=list)
     lasts: list[tuple[int, int]] = field(default_factory=list)
     _where: dict[tuple[int, ...], int] = field(default_factory=dict)
-
-    def at(self, key: tuple[int, ...]) -> "_Candidate | None":
-        i = self._where.get(key)
-        return None if i is None else self.candidate(i)
 
     def add(self, key: tuple[int, ...], moves: tuple[Move, ...], origin: str, first, last) -> None:
         """A sequence that is not a plan; its candidate is made only if it is chosen."""
@@ -372,14 +389,24 @@ class _Pool:
 
     def candidate(self, i: int) -> "_Candidate":
         c = self.cands[i]
+        if isinstance(c, _Placed):
+            assert self.make is not None
+            return self.make(c)
         return c if isinstance(c, _Candidate) else _Candidate(*c)
 
-    def put(self, key: tuple[int, ...], cand: "_Candidate", cols: int) -> None:
+    def place(self, placed: "_Placed", cols: int) -> None:
+        """A plan placed on the board; of several with the same swaps, the one `_naming` puts first."""
+        flat = placed.geo.flat(cols)
+        off = placed.row * cols + placed.col
+        key = tuple(c + 2 * off for c in flat.codes)
         i = self._where.get(key)
-        if i is not None:
-            self.cands[i] = cand
-        else:
-            self._append(key, cand, *_flat(cand.moves, cols))
+        if i is None:
+            first = flat.first if flat.first[0] < 0 else (flat.first[0] + off, flat.first[1] + off)
+            self._append(key, placed, first, (flat.last[0] + off, flat.last[1] + off))
+            return
+        at = self.cands[i]
+        if isinstance(at, _Placed) and placed.naming() < at.naming():
+            self.cands[i] = placed
 
     def _append(self, key, cand, first, last) -> None:
         self._where[key] = len(self.cands)
@@ -388,8 +415,9 @@ class _Pool:
         self.firsts.append(first)
         self.lasts.append(last)
 
-    def must_grid(self, cells: int) -> np.ndarray | None:
-        rows = [(i, c) for i, cand in enumerate(self.cands) if isinstance(cand, _Candidate) for c in cand.must_flat]
+    def must_grid(self, cells: int, cols: int) -> np.ndarray | None:
+        rows = [(i, c + p.row * cols + p.col) for i, p in enumerate(self.cands) if isinstance(p, _Placed)
+                for c in p.geo.flat(cols).must]
         if not rows:
             return None
         grid = np.zeros((len(self.cands), cells), dtype=bool)
@@ -414,7 +442,8 @@ class _Table:
     set_last: list[int]
 
     @classmethod
-    def build(cls, pool: _Pool, scan: SwapScan, set_first: list[int], set_last: list[int], cells: int) -> "_Table":
+    def build(cls, pool: _Pool, scan: SwapScan, set_first: list[int], set_last: list[int], cells: int,
+              cols: int) -> "_Table":
         n_pool = len(pool.cands)
         q = np.array([(w.code, w.a, w.b) for w in scan.quiet], dtype=np.int64).reshape(-1, 3)
         c = np.array([(w.code, w.a, w.b) for w in scan.clearing], dtype=np.int64).reshape(-1, 3)
@@ -426,7 +455,7 @@ class _Table:
         # A set-up may be a plan or a path already: keep the first of each sequence.
         _, first_of = np.unique((code1 + 1) * (4 * cells + 1) + code2, return_index=True)
         rows = np.sort(first_of)
-        must = pool.must_grid(cells)
+        must = pool.must_grid(cells, cols)
         if must is not None:
             must = np.concatenate([must, np.zeros((len(sf), cells), dtype=bool)])[rows]
         return cls(rows, code1[rows], code2[rows], firsts[rows], lasts[rows], must, n_pool, set_first, set_last)
@@ -442,6 +471,20 @@ class _Table:
         k = row - self.n_pool
         first, last = scan.quiet[self.set_first[k]], scan.clearing[self.set_last[k]]
         return _Candidate((first.move, last.move), "setup")
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """A plan placed on the board, made a _Candidate only if it is looked at."""
+
+    geo: _Geometry
+    pid: int
+    kind: int
+    row: int
+    col: int
+
+    def naming(self) -> tuple:
+        return _naming(self.geo.plan, self.kind, self.row, self.col)
 
 
 def _cells(sw: Swap | tuple[int, int] | None) -> tuple[int, int]:
@@ -560,33 +603,35 @@ class PlanSolver:
         steps = self.index.steps[found.plan]
         estimate = self.estimates(config, objective, found)
         long = steps > SHORT_PLAN
-        # By own score, best first; the rest of the key only makes the order (and so
-        # the result) deterministic.
-        order = np.lexsort((found.kind, found.col, found.row, self.index.targets[found.plan], -estimate))
         if config.variant == "classic":
-            order = order[steps[order] == 1]  # a classic swap that matches nothing is undone: no setting up
+            long |= steps > 1  # a classic swap that matches nothing is undone: no setting up
         cols = board.cols
-        for n in order[~long[order]].tolist():
-            pid, row, col, kind = int(found.plan[n]), int(found.row[n]), int(found.col[n]), int(found.kind[n])
-            geo = self._geo(pid)
-            key = tuple(((r + row) * cols + c + col) * 2 + (d == "R") for r, c, d in geo.swaps)
-            at = pool.at(key)
-            # The same swaps score the same whatever the plan; which plan names them is
-            # decided by content, so the library's order never shows.
-            if at is None or (at.plan is not None and _naming(geo.plan, kind, row, col) < _naming(
-                    at.plan, at.kind, at.row, at.col)):
-                pool.put(key, self._candidate(geo, pid, kind, row, col), cols)
-        return self._longs(found, estimate, order[long[order]])
+        short = np.nonzero(~long)[0] if config.variant != "classic" else np.nonzero(steps == 1)[0]
+        # The same swaps score the same whatever the plan; which plan names them is
+        # decided by content (`_Pool.place`), so neither the order here nor the
+        # library's ever shows.
+        for pid, row, col, kind in zip(found.plan[short].tolist(), found.row[short].tolist(),
+                                       found.col[short].tolist(), found.kind[short].tolist()):
+            pool.place(_Placed(self._geo(pid), pid, kind, row, col), cols)
+        if config.variant == "classic":
+            return iter(())
+        return self._longs(found, estimate, np.nonzero(long)[0])
 
-    def _longs(self, found: Matches, estimate: np.ndarray, order: np.ndarray) -> Iterator[tuple[int, _Candidate]]:
+    def _longs(self, found: Matches, estimate: np.ndarray, which: np.ndarray) -> Iterator[tuple[int, _Candidate]]:
+        """The long plans best first by their own score, one estimate at a time (the caller
+        usually stops within the first one or two), ties in an order of content only."""
         seen: set[tuple] = set()
-        for n in order.tolist():
-            pid, row, col, kind = int(found.plan[n]), int(found.row[n]), int(found.col[n]), int(found.kind[n])
-            geo = self._geo(pid)
-            key = tuple((r + row, c + col, d) for r, c, d in geo.swaps)
-            if key not in seen:  # the first placement of a sequence has its best own score
-                seen.add(key)
-                yield int(estimate[n]), self._candidate(geo, pid, kind, row, col)
+        est = estimate[which]
+        for level in np.unique(est)[::-1].tolist():
+            at = which[est == level]
+            order = at[np.lexsort((found.kind[at], found.col[at], found.row[at], self.index.targets[found.plan[at]]))]
+            for n in order.tolist():
+                pid, row, col, kind = int(found.plan[n]), int(found.row[n]), int(found.col[n]), int(found.kind[n])
+                geo = self._geo(pid)
+                key = tuple((r + row, c + col, d) for r, c, d in geo.swaps)
+                if key not in seen:  # the first placement of a sequence has its best own score
+                    seen.add(key)
+                    yield level, self._candidate(geo, pid, kind, row, col)
 
     def _candidate(self, geo: _Geometry, pid: int, kind: int, row: int, col: int) -> _Candidate:
         moves = tuple(st.move(row, col) for st in geo.plan.steps)
@@ -604,7 +649,7 @@ class PlanSolver:
         objective = self.objective or default_objective(config)
         ev = Evaluator(config, objective, board)
         self._cols = board.cols
-        pool = _Pool()
+        pool = _Pool(make=lambda p: self._candidate(p.geo, p.pid, p.kind, p.row, p.col))
         longs = self._plans(config, objective, board, pool)
         scan = scan_swaps(ev)
         for sw in scan.clearing:
@@ -613,16 +658,16 @@ class PlanSolver:
         set_last: list[int] = []
         if config.variant == "step":
             cols = board.cols
-            for cand in [c for c in pool.cands if isinstance(c, _Candidate) and c.others]:
-                for path in cand.others:
-                    other = tuple(Move(m.row + cand.row, m.col + cand.col, m.direction) for m in path)
+            for placed in [c for c in pool.cands if isinstance(c, _Placed) and c.geo.others]:
+                for path in placed.geo.others:
+                    other = tuple(Move(m.row + placed.row, m.col + placed.col, m.direction) for m in path)
                     pool.add(tuple(swap_code(m, cols) for m in other), other, "path", *_flat(other, cols))
             for f, fin in enumerate(scan.clearing):
                 pred = br.settle(br.swap(ev.base, fin.i, fin.j), ev.lay, ev.levels, config.max_cascades)
                 got = setups(ev, scan, fin, pred)
                 set_first += got
                 set_last += [f] * len(got)
-        table = _Table.build(pool, scan, set_first, set_last, board.rows * board.cols)
+        table = _Table.build(pool, scan, set_first, set_last, board.rows * board.cols, board.cols)
         n = len(table.rows)
         keys = np.zeros((n, 4), dtype=np.int64)  # best first: -score, -tiles, -points, swaps
         valid = np.zeros(n, dtype=bool)
