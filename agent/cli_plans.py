@@ -187,7 +187,7 @@ def bench_solve_cmd(
         solver = PlanSolver(library=library, objective=objective, _index=index)
         result = bench_solve(
             boards, seed, objective, exhaustive=exhaustive, solver=solver, prune=prune,
-            progress=lambda done, total: update("solving boards", done, total),
+            progress=lambda done, total: update("plan solver, then exhaustive search", done, total),
         )
     figures |= result.summary()
     if as_json:

@@ -51,6 +51,15 @@ class Board:
         a.setflags(write=False)
         object.__setattr__(self, "cells", a)
 
+    @classmethod
+    def _trusted(cls, cells: np.ndarray) -> "Board":
+        """A board from cells the rules made out of a valid board (a swap, a clear, a
+        fall): no copy, no checks. The solvers build thousands of these a decision."""
+        board = object.__new__(cls)
+        cells.setflags(write=False)
+        object.__setattr__(board, "cells", cells)
+        return board
+
     # -- notation -------------------------------------------------------------
     @classmethod
     def parse(cls, text: str) -> "Board":
@@ -116,7 +125,7 @@ class Board:
         (r1, c1), (r2, c2) = move.cells()
         a = self.cells.copy()
         a[r1, c1], a[r2, c2] = a[r2, c2], a[r1, c1]
-        return Board(a)
+        return Board._trusted(a)
 
 
 @dataclass(frozen=True, order=True)

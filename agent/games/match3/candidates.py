@@ -22,7 +22,7 @@ import numpy as np
 
 from agent.games.match3 import bitrules as br
 from agent.games.match3.bitbatch import PackedBoards
-from agent.games.match3.board import Board, Move
+from agent.games.match3.board import EMPTY, Board, Move
 from agent.games.match3.rules import Match3Config
 
 Key = tuple  # Outcome.key: sorts best first
@@ -63,7 +63,11 @@ class Evaluator:
         self.lay = br.layout(self.board.rows, self.board.cols)
         self.base = br.encode(self.board)
         self.levels = tuple(self.config.level(k) for k in range(8))
-        self.kinds = [br.kind_at(self.base, b) for b in range(self.lay.stride * self.lay.cols)]
+        kinds = [EMPTY] * (self.lay.stride * self.lay.cols)
+        for r, row in enumerate(self.board.cells.tolist()):
+            for c, v in enumerate(row):
+                kinds[self.lay.bit(r, c)] = v
+        self.kinds = kinds  # per bit, as in the board
         self.cells = sum(self.lay.column_masks)
         self.n_kinds = max((k for k in self.kinds if k >= 0), default=-1) + 1
 

@@ -452,13 +452,12 @@ class _Table:
         code2 = np.concatenate([[k[-1] for k in pool.keys], c[sl, 0]]).astype(np.int64)
         firsts = np.concatenate([np.array(pool.firsts, dtype=np.int64).reshape(-1, 2), q[sf, 1:]])
         lasts = np.concatenate([np.array(pool.lasts, dtype=np.int64).reshape(-1, 2), c[sl, 1:]])
-        # A set-up may be a plan or a path already: keep the first of each sequence.
-        _, first_of = np.unique((code1 + 1) * (4 * cells + 1) + code2, return_index=True)
-        rows = np.sort(first_of)
+        # A set-up may be a plan or a path already: scored twice, named once (see rank).
         must = pool.must_grid(cells, cols)
         if must is not None:
-            must = np.concatenate([must, np.zeros((len(sf), cells), dtype=bool)])[rows]
-        return cls(rows, code1[rows], code2[rows], firsts[rows], lasts[rows], must, n_pool, set_first, set_last)
+            must = np.concatenate([must, np.zeros((len(sf), cells), dtype=bool)])
+        rows = np.arange(len(code1))
+        return cls(rows, code1, code2, firsts, lasts, must, n_pool, set_first, set_last)
 
     def codes(self, i: int) -> tuple[int, ...]:
         """Row i's swaps as codes, comparing like the canonical moves."""
@@ -697,7 +696,11 @@ class PlanSolver:
 
         numeric = np.concatenate([keys[valid], np.array(extra_keys, dtype=np.int64).reshape(-1, 4)])
         out: list[PlanChoice] = []
+        named: set[tuple[int, ...]] = set()  # one choice per swap sequence: the first row names it
         for i in _best_first(numeric, codes):
+            if codes(i) in named:
+                continue
+            named.add(codes(i))
             if top is not None and len(out) >= top:
                 # Bit scores are exact but for loops of runs, which they overrate; stop once
                 # nothing left can beat what the rules engine confirmed.

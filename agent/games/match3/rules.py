@@ -144,7 +144,7 @@ def clear(board: Board, groups: tuple[Group, ...]) -> Board:
     for g in groups:
         for r, c in g.cells:
             a[r, c] = EMPTY
-    return Board(a)
+    return Board._trusted(a)
 
 
 def gravity(board: Board) -> tuple[Board, np.ndarray]:
@@ -160,7 +160,7 @@ def gravity(board: Board) -> tuple[Board, np.ndarray]:
         if n:
             out[rows - n :, c] = col[filled]
             sources[rows - n :, c] = filled
-    return Board(out), sources
+    return Board._trusted(out), sources
 
 
 def refill(board: Board, sources: np.ndarray, n_types: int, rng: np.random.Generator) -> tuple[Board, np.ndarray]:
@@ -173,7 +173,7 @@ def refill(board: Board, sources: np.ndarray, n_types: int, rng: np.random.Gener
             # Drawn column by column, top to bottom, so a seed fixes every tile.
             a[holes, c] = rng.integers(0, n_types, size=len(holes))
             src[holes, c] = holes - len(holes)
-    return Board(a), src
+    return Board._trusted(a), src
 
 
 def resolve(board: Board, n_types: int, rng: np.random.Generator | None, max_cascades: int = 100) -> list[Phase]:
