@@ -459,3 +459,18 @@ def test_solve_names_what_is_not_a_plan(tmp_path):
     text = runner.invoke(app, ["solve", "--game", "match3", "--board", str(path), "--top", "1",
                                "--png", str(tmp_path / "s.png")])
     assert text.exit_code == 0 and "setup:" in text.stdout and (tmp_path / "s.png").exists()
+
+
+def test_an_installed_package_finds_the_library_it_ships(tmp_path, monkeypatch):
+    """`pip install .` puts plans/match3.json under sys.prefix/share (pyproject data-files);
+    away from the repository, that copy is the default."""
+    from agent.games.match3 import plan_library
+
+    shipped = tmp_path / "share" / "match3.json"
+    shipped.parent.mkdir()
+    shipped.write_text("{}")
+    monkeypatch.delenv(plan_library.LIBRARY_ENV, raising=False)
+    monkeypatch.setattr(plan_library, "INSTALLED_LIBRARY", shipped)
+    assert plan_library.library_path() == plan_library.DEFAULT_LIBRARY  # in the repository
+    monkeypatch.setattr(plan_library, "DEFAULT_LIBRARY", tmp_path / "no" / "match3.json")
+    assert plan_library.library_path() == shipped

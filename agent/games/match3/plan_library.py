@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ FORMAT_VERSION = 1
 FIELDS = ("count", "target", "final", "steps")
 DIRECTIONS = {"Up": (-1, 0), "Down": (1, 0), "Left": (0, -1), "Right": (0, 1)}
 DEFAULT_LIBRARY = Path(__file__).resolve().parents[3] / "plans" / "match3.json"
+# Where `pip install .` puts the committed library (pyproject's data-files) when the
+# package does not run from the repository.
+INSTALLED_LIBRARY = Path(sys.prefix) / "share" / "puzzle-agent" / "plans" / "match3.json"
 LIBRARY_ENV = "PUZZLE_AGENT_PLANS"
 
 
@@ -174,7 +178,11 @@ def library_path(path: Path | None = None) -> Path:
     if path is not None:
         return path
     env = os.environ.get(LIBRARY_ENV)
-    return Path(env) if env else DEFAULT_LIBRARY
+    if env:
+        return Path(env)
+    if not DEFAULT_LIBRARY.exists() and INSTALLED_LIBRARY.exists():
+        return INSTALLED_LIBRARY
+    return DEFAULT_LIBRARY
 
 
 def load_library(path: Path | None = None) -> PlanLibrary:
