@@ -61,6 +61,7 @@ def farm(
     solver: str = typer.Option("greedy", "--solver", help="The solver each worker uses."),
     adb: list[str] = typer.Option([], "--adb", help="An adb server HOST:PORT (repeatable; default: the local one)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
+    calibrate: bool = typer.Option(False, "--calibrate", help="Calibrate a device that has no profile on its screen (writes the profile and an overlay to --profiles) instead of skipping it."),
     runs: Path = typer.Option(Path("runs"), "--runs", help="Where the run folder goes."),
     as_json: bool = typer.Option(False, "--json", help="Print the final summary as JSON instead of a live table."),
 ) -> None:
@@ -87,7 +88,7 @@ def farm(
                                                  log_dir=run_dir / "phones"))  # fmt: skip
             serials = serials + tuple(fleet.serials) if serials else tuple(fleet.serials)
         options = FarmOptions(moves=moves, game=game, variant=variant, solver=solver, profiles=profiles,
-                              serials=serials)  # fmt: skip
+                              serials=serials, calibrate=calibrate)  # fmt: skip
         summary = run_farm(targets, run_dir, options, live=not as_json)
     if as_json:
         print(json.dumps(summary))

@@ -194,3 +194,29 @@ def test_ctrl_c_stops_every_worker_cleanly_and_keeps_the_journals(private_adb_po
     # the phones the farm started are gone with it
     left = subprocess.run(["pgrep", "-f", f"sim serve.*{tmp_path / 'profiles'}"], capture_output=True, text=True)
     assert left.stdout.strip() == ""
+
+
+def test_a_phone_without_a_profile_is_skipped_or_calibrated_first(private_adb_port, tmp_path):
+    """The phones write their profiles to one folder; the farm looks in another, empty one.
+    Without --calibrate each phone is skipped with a fix; with it, each is calibrated on its
+    own screen (profile and overlay written), then played."""
+    from agent.farm.controller import Farm, FarmOptions
+    from agent.farm.simfleet import SimFleet
+    from agent.vision.profile import load_profile
+
+    _, port = private_adb_port
+    target = _target(port)
+    farm_profiles = tmp_path / "farm-profiles"
+    with SimFleet(2, target, profiles=tmp_path / "phone-profiles", log_dir=tmp_path / "logs") as fleet:
+        serials = tuple(fleet.serials)
+        skipped = Farm([target], tmp_path / "run1", FarmOptions(moves=4, profiles=farm_profiles, serials=serials)).run()
+        assert all(d["state"] == "skipped" for d in skipped["devices"]), skipped["devices"]
+        assert all("calibrate" in d["last_error"] or "profile" in d["last_error"] for d in skipped["devices"])
+        played = Farm([target], tmp_path / "run2",
+                      FarmOptions(moves=4, profiles=farm_profiles, serials=serials, calibrate=True)).run()
+    assert all(d["state"] == "done" and d["moves"] == 4 for d in played["devices"]), played["devices"]
+    (written,) = sorted(farm_profiles.glob("*.toml"))  # both phones are one model at one size
+    profile = load_profile(written).games["match3"]
+    assert (profile.rows, profile.cols) == (8, 8)
+    assert sorted(farm_profiles.glob("*.png"))  # the overlay, for a person to check
+    assert sum(e["event"] == "calibrated" for e in played["events"]) >= 1

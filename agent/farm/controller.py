@@ -36,6 +36,7 @@ class FarmOptions:
     backoff_s: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
     discover_every_s: float = 2.0
     serials: tuple[str, ...] = ()  # only these (empty: every device the servers list)
+    calibrate: bool = False  # a device with no profile is calibrated first, not skipped
 
 
 @dataclass
@@ -127,6 +128,7 @@ class Farm:
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
             variant=self.options.variant, solver=self.options.solver, moves=remaining,
             journal=str(self.run_dir / _journal_name(row.key)), profiles=str(self.options.profiles),
+            calibrate=self.options.calibrate,
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.run_dir / (_journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")
@@ -159,6 +161,12 @@ class Farm:
         kind = msg["kind"]
         if kind == "started":
             row.model, row.state = msg["model"], "playing"
+        elif kind == "calibrating":
+            row.state = "calibrating"
+            self._event("calibrating", key=row.key)
+        elif kind == "calibrated":
+            row.state = "playing"
+            self._event("calibrated", key=row.key, profile=msg["profile"])
         elif kind == "status":
             if row.failures:
                 self._event("recovered", key=row.key)

@@ -34,6 +34,7 @@ class WorkerSpec:
     moves: int | None  # moves still to make (None: play to the end)
     journal: str
     profiles: str
+    calibrate: bool = False  # no profile for this device: calibrate on its screen first
 
 
     def to_json(self) -> str:
@@ -107,7 +108,15 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
     device = _CountingDevice(AdbDevice(spec.serial, AdbTarget(spec.host, spec.port)))
     w, h = device.screen_size()
     _send(queue, spec, "started", model=device.model, size=[w, h])
-    match = find_profile(device.model, w, h, spec.game, [spec.profiles])
+    try:
+        match = find_profile(device.model, w, h, spec.game, [spec.profiles])
+    except ProfileError as exc:
+        if not spec.calibrate:
+            raise ProfileError(str(exc), hint=f"{exc.hint}; or let the farm do it: agent farm --calibrate") from None
+        _send(queue, spec, "calibrating", model=device.model)
+        path = calibrate_device(device, spec.game, Path(spec.profiles), RealClock())
+        _send(queue, spec, "calibrated", profile=str(path))
+        match = find_profile(device.model, w, h, spec.game, [spec.profiles])
     profile = match.profile
     n_types = len({e.label for e in profile.exemplars if e.label not in (".", "?")})
     config = Match3Config(variant=spec.variant, rows=profile.rows, cols=profile.cols, n_types=min(8, max(3, n_types)))
@@ -130,6 +139,62 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
         summary = loop.run()
     _send(queue, spec, "done", summary=summary.as_dict(), decision_ms=summary.decision_ms,
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip
+
+
+# A screen counts as still when two frames this far apart differ by less than this (mean
+# absolute difference, 0-255): calibrating on a board in motion would learn half-drawn tiles.
+STILL_GAP_S = 0.25
+STILL_DIFF = 1.0
+STILL_TIMEOUT_S = 10.0
+
+
+def still_frame(device: Any, clock: Any) -> Any:
+    """A frame of a screen that has stopped moving, or an error after STILL_TIMEOUT_S."""
+    import numpy as np
+
+    frame = device.screencap()
+    waited = 0.0
+    while waited < STILL_TIMEOUT_S:
+        clock.sleep(STILL_GAP_S)
+        waited += STILL_GAP_S
+        nxt = device.screencap()
+        if nxt.shape == frame.shape and float(np.mean(np.abs(nxt.astype(np.int16) - frame.astype(np.int16)))) < STILL_DIFF:
+            return nxt
+        frame = nxt
+    raise ProfileError(
+        f"{device.serial}: the screen kept moving for {STILL_TIMEOUT_S:.0f} s, so it was not calibrated",
+        hint=f"let the game settle, or run `agent calibrate --serial {device.serial}` and check the overlay",
+    )
+
+
+def calibrate_device(device: Any, game: str, profiles: Path, clock: Any) -> Path:
+    """Calibrate `game` on the device's screen and write its profile (and an overlay PNG
+    beside it) to `profiles`. Unattended, so strict: if any cell reads with low
+    confidence, only the overlay is written and the device is not played."""
+    from agent.vision.calibrate import LOW_CONFIDENCE, calibrate_frame
+    from agent.vision.overlay import draw_overlay, save_png
+    from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
+
+    frame = still_frame(device, clock)
+    h, w = frame.shape[:2]
+    cal = calibrate_frame(frame, game)
+    path = profiles / profile_filename(device.model, w, h)
+    b = cal.board
+    picture = draw_overlay(frame, b.bbox, cal.reading.labels, cal.reading.confidence, LOW_CONFIDENCE,
+                           f"{game}: {b.rows}x{b.cols} board at {list(b.bbox)} (farm calibration)")
+    overlay = save_png(picture, path.with_name(f"{path.stem}.{game}.png"))
+    if cal.low_confidence:
+        raise ProfileError(
+            f"{device.serial}: calibration was unsure of {len(cal.low_confidence)} cells, so the device was not played",
+            hint=f"check {overlay}, then run `agent calibrate --serial {device.serial}`",
+        )
+    try:
+        existing = load_profile(path) if path.exists() else None
+    except ProfileError:
+        existing = None
+    if existing is None or (existing.width, existing.height) != (w, h):
+        existing = DeviceProfile(device.model, w, h, None, {})
+    return save_profile(existing.with_game(cal.profile), path)
 
 
 def main(argv: list[str] | None = None) -> None:
