@@ -26,7 +26,7 @@ from rich.table import Table
 from agent.cli_app import check_choice, console
 from agent.errors import AgentError, NotationError
 from agent.games.match3.board import LETTERS, MAX_TYPES, Board
-from agent.games.match3.plan_solver import OBJECTIVES, ORIGINS, PlanChoice, PlanSolver
+from agent.games.match3.plan_solver import OBJECTIVES, PlanChoice, PlanSolver
 from agent.games.match3.rules import Match3Config
 
 _LEVELS = re.compile(r"^#\s*levels?\s*:?\s*(.*)$", re.IGNORECASE)
@@ -142,6 +142,11 @@ def _plan_json(rank: int, pc: PlanChoice) -> dict:
     }
 
 
+# Table labels for what is not a plan (ORIGINS has the long form).
+_SHORT_ORIGINS = {"swap": "a shape not in the library", "setup": "a cascade set up first",
+                  "path": "another path to a plan"}
+
+
 def _print(position: Board, report: dict, numbered: bool) -> None:
     title = f"board {report['board']} " if numbered else ""
     console.print(f"{title}({report['rows']}x{report['cols']}, {report['variant']}, objective {report['objective']})")
@@ -154,7 +159,7 @@ def _print(position: Board, report: dict, numbered: bool) -> None:
     for p in report["plans"]:
         plan = p["plan"]
         source = (f"{plan['count']}: {plan['target']} -> {plan['final']} at {plan['row']},{plan['col']}" if plan
-                  else f"{p['origin']}: {ORIGINS[p['origin']]}")
+                  else f"{p['origin']}: {_SHORT_ORIGINS.get(p['origin'], '')}")
         t.add_row(str(p["rank"]), " ".join(p["swaps"]), p["kind"], str(p["tiles_cleared"]), str(p["steps_gained"]),
                   str(len(p["swaps"])), str(p["score"]), source)
     console.print(t)
