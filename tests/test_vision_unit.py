@@ -7,8 +7,6 @@ reader makes of it.
 
 from __future__ import annotations
 
-import time
-
 import cv2
 import numpy as np
 import pytest
