@@ -56,6 +56,10 @@ class Evaluator:
     board: Board
     lay: br.Layout = field(init=False)
     base: br.Planes = field(init=False)
+    levels: tuple[int, ...] = field(init=False)  # per type 0..7
+    kinds: list[int] = field(init=False)  # per bit: the tile type (EMPTY, UNKNOWN) as on the board
+    cells: int = field(init=False)  # every cell of the board, as a mask
+    n_kinds: int = field(init=False)  # types 0..n_kinds-1 cover every tile on the board
     _prefix: dict[tuple[Move, ...], br.Planes | None] = field(default_factory=dict, init=False)
     _bits: dict[Move, tuple[int, int] | None] = field(default_factory=dict, init=False)
 
@@ -67,7 +71,7 @@ class Evaluator:
         for r, row in enumerate(self.board.cells.tolist()):
             for c, v in enumerate(row):
                 kinds[self.lay.bit(r, c)] = v
-        self.kinds = kinds  # per bit, as in the board
+        self.kinds = kinds
         self.cells = sum(self.lay.column_masks)
         self.n_kinds = max((k for k in self.kinds if k >= 0), default=-1) + 1
 
