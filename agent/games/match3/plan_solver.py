@@ -90,6 +90,23 @@ class BoardCodes:
             self._lines[w] = line
         return self._lines[w]
 
+    def stacked(self, hmax: int, wmax: int) -> np.ndarray:
+        """codes[h - 1, w - 1, k, i, j] for every size up to hmax x wmax at once, a few
+        numpy operations on one array instead of a few per size (windows that would run
+        off the board hold 0)."""
+        oh = self._onehot
+        n_k, rows, cols = oh.shape
+        lines = np.zeros((wmax, n_k, rows, cols), dtype=np.int64)
+        lines[0] = oh
+        for w in range(1, wmax):
+            lines[w, :, :, : cols - w] = (lines[w - 1, :, :, : cols - w] << 1) | oh[:, :, w:]
+        out = np.zeros((hmax, wmax, n_k, rows, cols), dtype=np.int64)
+        out[0] = lines
+        widths = np.arange(1, wmax + 1, dtype=np.int64)[:, None, None, None]
+        for h in range(1, hmax):
+            out[h, :, :, : rows - h] = (out[h - 1, :, :, : rows - h] << widths) | lines[:, :, h:]
+        return out
+
     def codes(self, h: int, w: int) -> np.ndarray:
         """codes[k, i, j]: the window of size h x w at (i, j) for kinds[k]."""
         code = self._codes.get((h, w))
@@ -113,6 +130,8 @@ class _Layout:
     kind: np.ndarray  # each entry's position in BoardCodes.kinds
     row: np.ndarray
     col: np.ndarray
+    span: tuple[int, int]  # the largest height and width among `sizes`
+    gather: np.ndarray  # each entry's place in BoardCodes.stacked(*span), flattened
 
 
 _SIZE_BITS = 6  # a lookup key is (target code << 6) | size id
@@ -160,7 +179,7 @@ class PlanIndex:
     def _layout(self, rows: int, cols: int, n_kinds: int) -> _Layout:
         key = (rows, cols, n_kinds)
         if key not in self._layouts:
-            sizes, tags, kinds, rr, cc = [], [], [], [], []
+            sizes, tags, kinds, rr, cc, hh, ww = [], [], [], [], [], [], []
             for sid, (h, w) in enumerate(self.sizes):
                 if h > rows or w > cols:
                     continue
@@ -170,8 +189,13 @@ class PlanIndex:
                 kinds.append(k)
                 rr.append(i)
                 cc.append(j)
+                hh.append(np.full(k.size, h, dtype=np.int64))
+                ww.append(np.full(k.size, w, dtype=np.int64))
             cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
-            self._layouts[key] = _Layout(tuple(sizes), cat(tags), cat(kinds), cat(rr), cat(cc))
+            span = (max((h for h, _ in sizes), default=1), max((w for _, w in sizes), default=1))
+            k, i, j, hs, ws = cat(kinds), cat(rr), cat(cc), cat(hh), cat(ww)
+            gather = ((((hs - 1) * span[1] + (ws - 1)) * n_kinds + k) * rows + i) * cols + j
+            self._layouts[key] = _Layout(tuple(sizes), cat(tags), k, i, j, span, gather)
         return self._layouts[key]
 
     def matches(self, board: Board) -> Matches:
@@ -181,7 +205,7 @@ class PlanIndex:
         if bc.kinds.size == 0 or not layout.sizes:
             empty = np.zeros(0, dtype=np.int64)
             return Matches(empty, empty, empty, empty)
-        codes = np.concatenate([bc.codes(h, w).ravel() for h, w in layout.sizes])
+        codes = bc.stacked(*layout.span).ravel()[layout.gather]
         keys = (codes << _SIZE_BITS) | layout.tags
         uniq, starts, counts = self.unique
         at_key = np.minimum(np.searchsorted(uniq, keys), uniq.size - 1)
