@@ -30,12 +30,19 @@ _OBJECT_CONTRAST = 6.0  # Lab units: a centre fainter than this holds no tile
 _STRIP = 0.8  # a kind with this share of its cells in one line is a strip, not tiles
 _MIN_ROW_CELLS = 2  # an outer row or column needs this many board cells
 _MIN_DENSITY = 0.5  # board cells per cell of the box
-# A hole inside the board is nearer the outside than the board by at least this ratio
-# (whole cell and outer ring both). Measured: holes on flat and gradient backgrounds
-# under 0.1, over a scene out of focus 0.26-1.05 (the larger ones are missed); one-off
-# tiles: a lone ball on a Color Lines board 0.69 whole but 1.07 or more by its ring, the
-# Bejeweled 3 hypercube 0.68 whole and 0.87 by its ring.
-_INTERIOR_RATIO = 0.75
+# A hole is also smooth: the background behind a board is a picture in its own right,
+# but over one cell it is (nearly) a plane of colour, while a tile has an outline, a slot
+# edge, a piece on top. Smooth: what a plane fit leaves of the whole cell is under this
+# share of what it leaves of the board's typical cell. Measured: holes over flat,
+# gradient and out-of-focus backgrounds and Candy Crush's holes 0.05-0.33; tiles 0.54 or
+# more (the Bejeweled 3 hypercube 0.54, synthetic one-off tiles 0.7), except plain tiles
+# that fill their cell (Candy Crush's bubblegum 0.22), which look nothing like the outside.
+_SMOOTH = 0.4
+# A smooth cell needs only to be about as near the outside as the board (whole cell):
+# behind the middle of a board a scene out of focus shows other colours than around it
+# (measured up to 1.3), while plain tiles are far from it (the bubblegum 13).
+_SMOOTH_RATIO = 2.0  # (the old test, clearly nearer the outside, 0.75, missed most of those)
+_CROSS4 = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
 
 def _contrast(cells: np.ndarray) -> np.ndarray:
@@ -246,14 +253,18 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     empty board) fails that: it shares the board's slot and light and so is nearer to
     the board's cells than to the outside.
 
+    Edge holes are judged growing in from the outline: a cell once it touches the box's
+    edge or a hole found, so a tile joined to the edge only through other unmatched
+    cells is judged on its own, not carried in by the chain.
+
     A hole inside the board (not joined to the edge) is where a one-off tile usually
-    sits, so it must show the outside twice over: the whole cell, and its outermost
-    ring of samples alone, must each be clearly nearer what lies outside the board (the
-    cells around the box and the edge holes) than any board cell. The ring is what
-    tells a lone tile from a hole: a tile stands in the board's slot and shares its
-    frame, a hole is background right up to its border. The background behind a board
-    varies (a picture out of focus), so it is compared with all of the outside, not a
-    single colour, and each hole found joins the outside its neighbours are compared with.
+    sits. It must be smooth (a plane of colour explains the whole cell, see _roughness):
+    the background behind a board is a picture, but over one cell it barely varies, while
+    a tile has an outline, a slot's edge, a piece on top; and it must be about as near
+    what lies outside the board (the cells around the box and the holes found) as any
+    board cell. A scene out of focus behind the board shows other colours in its middle
+    than around it, so nearness alone cannot tell; smoothness can. Each hole found joins
+    the outside its neighbours are compared with.
     """
     rows, cols = board.shape
     holes = np.zeros((r1 - r0, c1 - c0), bool)
@@ -271,26 +282,43 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     ring_rc = np.argwhere(ring)
     inner = desc[r0:r1, c0:c1]
     board_desc = inner[~lonely]
-    for r, c in np.argwhere(candidates):
-        gap = np.abs(ring_rc - np.array([r + r0, c + c0])).max(axis=1)
-        near = ring_rc[gap <= gap.min() + 1]
-        to_outside = rms_distances(inner[r, c][None], desc[near[:, 0], near[:, 1]]).min()
-        to_board = rms_distances(inner[r, c][None], board_desc).min() if board_desc.size else np.inf
-        holes[r, c] = to_outside < to_board
-    interior = lonely & ~candidates if board_desc.size else np.zeros_like(lonely)
-    edge = _outer_ring(desc.shape[-1])
     around = desc[ring_rc[:, 0], ring_rc[:, 1]]
-    while interior.any():  # a hole found is outside too: the picture behind goes on into its neighbours
+    if board_desc.size:
+        roughness = _roughness(inner.reshape(-1, inner.shape[-1])).reshape(lonely.shape)
+        smooth = roughness < _SMOOTH * max(float(np.median(roughness[~lonely])), 1e-6)
+    else:
+        smooth = lonely
+
+    def like_outside(r: int, c: int) -> bool:  # a smooth cell about as near the outside as the board
+        if not smooth[r, c]:
+            return False
+        cell = inner[r, c][None]
         outside = np.concatenate([around, inner[holes]])
+        return bool(rms_distances(cell, outside).min() < _SMOOTH_RATIO * rms_distances(cell, board_desc).min())
+
+    # edge holes grow in from the outline: a cell is judged once it touches the box's edge
+    # or a hole found (a tile reached only through other unmatched cells is not a hole)
+    reach = np.zeros_like(holes)
+    reach[0], reach[-1], reach[:, 0], reach[:, -1] = True, True, True, True
+    pending = candidates.copy()
+    while True:
+        todo = pending & reach
+        if not todo.any():
+            break
+        for r, c in np.argwhere(todo):
+            gap = np.abs(ring_rc - np.array([r + r0, c + c0])).max(axis=1)
+            near = ring_rc[gap <= gap.min() + 1]
+            to_outside = rms_distances(inner[r, c][None], desc[near[:, 0], near[:, 1]]).min()
+            to_board = rms_distances(inner[r, c][None], board_desc).min() if board_desc.size else np.inf
+            holes[r, c] = to_outside < to_board
+        pending &= ~todo
+        grown = cv2.dilate(holes.astype(np.uint8), _CROSS4).astype(bool)
+        reach |= grown
+    interior = lonely & ~candidates if board_desc.size else np.zeros_like(lonely)
+    while interior.any():  # a hole found is outside too: the picture behind goes on into its neighbours
         found = np.zeros_like(holes)
         for r, c in np.argwhere(interior):
-            cell = inner[r, c][None]
-            whole = rms_distances(cell, outside).min() < _INTERIOR_RATIO * rms_distances(cell, board_desc).min()
-            by_ring = (
-                rms_distances(cell[:, edge], outside[:, edge]).min()
-                < _INTERIOR_RATIO * rms_distances(cell[:, edge], board_desc[:, edge]).min()
-            )
-            found[r, c] = whole and by_ring
+            found[r, c] = like_outside(r, c)
         if not found.any():
             break
         holes |= found
@@ -298,13 +326,18 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     return holes
 
 
-def _outer_ring(length: int) -> np.ndarray:
-    """Which components of a whole-cell descriptor (inset 0, DESC_SAMPLE^2 samples of C
-    channels, see lattice.descriptors) lie on the cell's outermost ring of samples."""
+def _roughness(desc: np.ndarray) -> np.ndarray:
+    """What a plane of colour fitted to each whole-cell descriptor (n, DESC_SAMPLE^2 * C)
+    leaves unexplained (RMS, Lab units): near 0 for a smooth patch of background, large
+    for a tile (its outline, its slot's edge, the piece on top)."""
     s = DESC_SAMPLE
-    m = np.zeros((s, s), bool)
-    m[0], m[-1], m[:, 0], m[:, -1] = True, True, True, True
-    return np.repeat(m.ravel(), length // (s * s))
+    n = desc.shape[0]
+    v = desc.reshape(n, s * s, -1).astype(np.float64)
+    yy, xx = np.mgrid[0:s, 0:s]
+    a = np.stack([np.ones(s * s), xx.ravel(), yy.ravel()], axis=1)
+    fit = a @ np.linalg.pinv(a)  # projection onto planes
+    rest = v - np.einsum("ij,njc->nic", fit, v)
+    return np.sqrt((rest**2).sum(axis=2).mean(axis=1))
 
 
 def _trim(board: np.ndarray) -> tuple[int, int, int, int]:
