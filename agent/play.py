@@ -23,9 +23,9 @@ from agent.games.match3.rules import Match3Config
 from agent.games.match3.solver import Choice, Solver
 from agent.games.match3.verify import Check, at_rest, check_outcome
 from agent.journal import Journal
+from agent.screenloop import ScreenLoop
 from agent.vision.grid import cell_centers
 from agent.vision.profile import GameProfile
-from agent.vision.settle import wait_for_change, wait_until_still
 
 
 class Status(Protocol):
@@ -82,7 +82,7 @@ def swipe_points(profile: GameProfile, move: Move) -> tuple[int, int, int, int]:
     return x1, y1, x2, y2
 
 
-class PlayLoop:
+class PlayLoop(ScreenLoop):
     def __init__(
         self,
         device: Device,
@@ -104,21 +104,6 @@ class PlayLoop:
         self.pending: Pending | None = None
 
     # -- helpers --------------------------------------------------------------
-    def _log(self, kind: str, **fields: object) -> None:
-        if self.journal is not None:
-            self.journal.write(kind, t=round(self.clock.now(), 4), **fields)
-
-    def _settle(self) -> tuple[np.ndarray, bool]:
-        p = self.profile
-        s = wait_until_still(self.device.screencap, p.board_bbox, p.rows, p.cols, self.clock, p.settle)
-        self.summary.settle_s.append(s.waited_s)
-        return s.frame, s.still
-
-    def _wait_for_change(self, before: np.ndarray) -> bool:
-        p = self.profile
-        return wait_for_change(self.device.screencap, before, p.board_bbox, p.rows, p.cols, self.clock, p.settle,
-                               self.options.change_timeout_s)  # fmt: skip
-
     def _stop(self, reason: str, game_over: bool = False) -> PlaySummary:
         if self.pending is not None:
             # The last swipe's result was never seen on a readable board (a game-over card

@@ -20,8 +20,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
-
 from agent.loopstats import LoopStats
 
 from agent.device.base import Device
@@ -31,9 +29,9 @@ from agent.games.lightsout.puzzle import Puzzle, lights_out, torus
 from agent.games.lightsout.reader import LightsRead, read_lights
 from agent.games.lightsout.solver import solver_for
 from agent.journal import Journal
+from agent.screenloop import ScreenLoop
 from agent.vision.grid import cell_centers
 from agent.vision.profile import GameProfile
-from agent.vision.settle import wait_for_change, wait_until_still
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,7 @@ def grid_variants(rows: int, cols: int) -> list[Puzzle]:
     return [lights_out(rows, cols), torus(rows, cols)]
 
 
-class LightsOutLoop:
+class LightsOutLoop(ScreenLoop):
     def __init__(
         self,
         device: Device,
@@ -89,21 +87,6 @@ class LightsOutLoop:
         self.summary = LightsSummary(puzzle=self.puzzle.name)
         self.pending: _Pending | None = None
         self._centers = cell_centers(profile.board_bbox, profile.rows, profile.cols)
-
-    def _log(self, kind: str, **fields: object) -> None:
-        if self.journal is not None:
-            self.journal.write(kind, t=round(self.clock.now(), 4), **fields)
-
-    def _settle(self) -> tuple[np.ndarray, bool]:
-        p = self.profile
-        s = wait_until_still(self.device.screencap, p.board_bbox, p.rows, p.cols, self.clock, p.settle)
-        self.summary.settle_s.append(s.waited_s)
-        return s.frame, s.still
-
-    def _wait_for_change(self, before: np.ndarray) -> bool:
-        p = self.profile
-        return wait_for_change(self.device.screencap, before, p.board_bbox, p.rows, p.cols, self.clock, p.settle,
-                               self.options.change_timeout_s)  # fmt: skip
 
     def _stop(self, reason: str, solved: bool = False) -> LightsSummary:
         if self.pending is not None:

@@ -24,9 +24,9 @@ from agent.games.lines.players import Player
 from agent.games.lines.reader import LinesRead, read_board
 from agent.games.lines.rules import Move
 from agent.journal import Journal
+from agent.screenloop import ScreenLoop
 from agent.vision.grid import cell_centers
 from agent.vision.profile import GameProfile
-from agent.vision.settle import wait_until_still
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def check_move(before: np.ndarray, move: Move, observed: np.ndarray, config: Lin
     return "moved"
 
 
-class LinesPlayLoop:
+class LinesPlayLoop(ScreenLoop):
     def __init__(
         self, device: Device, profile: GameProfile, config: LinesConfig, player: Player, clock: Clock,
         options: LinesPlayOptions = LinesPlayOptions(), journal: Journal | None = None, seed: int = 0,
@@ -92,19 +92,14 @@ class LinesPlayLoop:
         self.summary = LinesPlaySummary()
         self._centers = cell_centers(profile.board_bbox, profile.rows, profile.cols)
 
-    def _log(self, kind: str, **fields: object) -> None:
-        if self.journal is not None:
-            self.journal.write(kind, t=round(self.clock.now(), 4), **fields)
-
     def _read(self) -> LinesRead | None:
         """A confident read of a still board, or None after the unreadable timeout."""
         p = self.profile
         start = self.clock.now()
         while True:
-            settled = wait_until_still(self.device.screencap, p.board_bbox, p.rows, p.cols, self.clock, p.settle)
-            self.summary.settle_s.append(settled.waited_s)
-            read = read_board(settled.frame, p)
-            if read.confident and settled.still:
+            frame, still = self._settle()
+            read = read_board(frame, p)
+            if read.confident and still:
                 return read
             self._log("unreadable", unknown=int((read.board < 0).sum()), min_confidence=read.min_confidence)
             if self.clock.now() - start >= self.options.unreadable_timeout_s:
