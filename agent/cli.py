@@ -205,18 +205,15 @@ def sim_screenshot(
     variant: str = typer.Option("step", "--variant"),
 ) -> None:
     """Save what the simulated phone shows."""
-    import cv2
-
     from agent.device.sim import SimPhone
+    from agent.files import save_png
     from agent.games.match3.rules import VARIANTS, Match3Config
 
     _check_choice("--variant", variant, VARIANTS)
     if out.suffix.lower() != ".png":
         raise typer.BadParameter(f"{out} should end in .png", param_hint="OUT")
     phone = SimPhone(config=Match3Config(variant=variant), seed=seed, size=_parse_size(size))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not cv2.imwrite(str(out), phone.screencap()):
-        raise AgentError(f"could not write {out}", hint="check that the folder is writable")
+    save_png(phone.screencap(), out)
     console.print(f"wrote {out} ({phone.screen_size()[0]}x{phone.screen_size()[1]}, seed {seed})")
 
 

@@ -56,7 +56,8 @@ def bench_lines(
             summaries.append(Summary.of(name, results))
             turns[name] = [r.turns for r in results]
     if png is not None:
-        from agent.games.lines.chart import bench_chart, save_png
+        from agent.files import save_png
+        from agent.games.lines.chart import bench_chart
 
         title = f"Color Lines {preset_name}: turns survived, {games} games, cap {max_turns}"
         save_png(bench_chart(turns, title, max_turns), png)

@@ -91,7 +91,8 @@ def calibrate(
 ) -> None:
     """Find the board on one screenshot, learn its tiles, and write a device profile."""
     from agent.vision.calibrate import LOW_CONFIDENCE, calibrate_frame, reading_json
-    from agent.vision.overlay import draw_overlay, save_png
+    from agent.files import save_png
+    from agent.vision.overlay import draw_overlay
     from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
 
     check_choice("--game", game, _games())
@@ -190,7 +191,8 @@ def read(
         raise ProfileError(f"the profile's board {list(gp.board_bbox)} does not fit the {w}x{h} image")
     reading = gp.read(frame)
     if overlay is not None:
-        from agent.vision.overlay import draw_overlay, save_png
+        from agent.files import save_png
+        from agent.vision.overlay import draw_overlay
 
         save_png(draw_overlay(frame, gp.board_bbox, reading.labels, reading.confidence, LOW_CONFIDENCE), overlay)
     swapped_better = reading.unknown_count > 0 and gp.read(np.ascontiguousarray(frame[..., ::-1])).unknown_count < reading.unknown_count

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent.files import write_atomic
+
 
 def new_run_dir(root: Path | str = "runs") -> Path:
     """runs/<timestamp>/, unique even when two runs start in the same second."""
@@ -53,13 +55,4 @@ def read_journal(path: Path | str) -> list[dict[str, Any]]:
 
 
 def write_json_atomic(path: Path | str, data: Any) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))

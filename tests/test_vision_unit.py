@@ -481,7 +481,8 @@ from agent.vision.cluster import EMPTY_CONTRAST, cluster_cells, cut_height, symm
 from agent.vision.images import ImageError, read_image  # noqa: E402
 from agent.vision.lattice import Lattice, sample_cells  # noqa: E402
 from agent.vision.locate import refine_period  # noqa: E402
-from agent.vision.overlay import GRID, LOW, draw_overlay, save_png  # noqa: E402
+from agent.files import save_png  # noqa: E402
+from agent.vision.overlay import GRID, LOW, draw_overlay  # noqa: E402
 from agent.vision.periodicity import comb_scores, period_candidates  # noqa: E402
 
 

@@ -172,7 +172,8 @@ def calibrate_device(device: Any, game: str, profiles: Path, clock: Any) -> Path
     beside it) to `profiles`. Unattended, so strict: if any cell reads with low
     confidence, only the overlay is written and the device is not played."""
     from agent.vision.calibrate import LOW_CONFIDENCE, calibrate_frame
-    from agent.vision.overlay import draw_overlay, save_png
+    from agent.files import save_png
+    from agent.vision.overlay import draw_overlay
     from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
 
     frame = still_frame(device, clock)

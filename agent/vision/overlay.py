@@ -7,14 +7,10 @@ with their confidence. Saved as PNG (atomically, like every file users keep).
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 
 import cv2
 import numpy as np
 
-from agent.errors import AgentError
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
 from agent.vision.grid import BBox, cell_edges
 
@@ -85,26 +81,3 @@ def draw_overlay(
         cv2.putText(out, title, (10, th + 8), font, s, TEXT, max(1, round(2 * s)), cv2.LINE_AA)
     return out
 
-
-def save_png(image: np.ndarray, path: str | os.PathLike[str]) -> Path:
-    """Write a PNG atomically (a reader sees the old file or the new one, never half)."""
-    path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise AgentError(f"{path}: an overlay is saved as PNG", hint="give a file name ending in .png")
-    ok, buf = cv2.imencode(".png", image)
-    if not ok:
-        raise AgentError(f"could not encode {path} as PNG")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buf.tobytes())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path

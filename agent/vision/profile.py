@@ -48,7 +48,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,6 +56,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import tomli_w
 
+from agent.files import write_atomic
 from agent.errors import ProfileError
 from agent.vision.classify import Exemplar, Reading, UNKNOWN_LABEL, classify
 from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, FEATURE_VERSION, cell_features, feature_length
@@ -504,38 +504,9 @@ def save_profile(profile: DeviceProfile, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     if path.is_dir():
         path = path / profile.filename
-    data = dumps_profile(profile, str(path)).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; profiles are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-    return path
+    return write_atomic(path, dumps_profile(profile, str(path)).encode("utf-8"))
 
 
-def _fsync_dir(directory: Path) -> None:
-    # makes the rename itself durable; not possible on every platform, and only a nicety
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def save_game_profile(

@@ -3,15 +3,11 @@ on the front, the pieces, and optionally a route or the destinations of a piece.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 from typing import Iterable
 
 import cv2
 import numpy as np
 
-from agent.errors import AgentError
 from agent.games.junqi.board import Board
 from agent.games.junqi.moves import Destination
 from agent.games.junqi.pieces import Side
@@ -118,18 +114,3 @@ def render_board(
         cv2.putText(img, caption, (8, lay.height - 10), font, 0.45, (30, 30, 30), 1, cv2.LINE_AA)
     return img
 
-
-def write_png(image: np.ndarray, path: Path) -> None:
-    """Write a PNG atomically (a finished file or none, never half of one)."""
-    ok, data = cv2.imencode(".png", image)
-    if not ok:
-        raise AgentError(f"could not encode {path} as PNG")
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.tobytes())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise AgentError(f"could not write {path}: {exc.strerror or exc}", hint="check that the folder exists and is writable") from None

@@ -23,7 +23,8 @@ from rich.table import Table
 from agent.cli_app import check_choice, console
 from agent.games.junqi.board import Board
 from agent.games.junqi.moves import Destination, MoveRules, destinations, immobile_reason, why_unreachable
-from agent.games.junqi.render import render_board, write_png
+from agent.files import save_png
+from agent.games.junqi.render import render_board
 from agent.games.junqi.topology import Station
 
 # Unreachable is an answer, not an error (as `unsolvable` is for lightsout): exit 0, with
@@ -88,7 +89,7 @@ def solve(
         shown, caption = None, f"{piece.char} at {_fmt(origin)}: {len(found)} destinations"
         picked = list(found.values())
     if png is not None:
-        write_png(render_board(position, shown, picked, caption), png)
+        save_png(render_board(position, shown, picked, caption), png)
         report["png"] = str(png)
 
     if as_json:

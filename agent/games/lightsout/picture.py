@@ -3,14 +3,10 @@ to press ringed and numbered, saved as a PNG."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 
 import cv2
 import numpy as np
 
-from agent.errors import AgentError
 from agent.games.lightsout.gf2 import bits
 from agent.games.lightsout.puzzle import Puzzle, PuzzleError
 from agent.games.lightsout.render import FONT, layout_for, render
@@ -47,29 +43,3 @@ def draw_solution(puzzle: Puzzle, state: int, presses: int | None) -> np.ndarray
                     max(1, c // 24), cv2.LINE_AA)  # fmt: skip
     return frame
 
-
-def write_png_atomic(path: Path | str, image: np.ndarray) -> Path:
-    """A finished PNG or none, never half of one."""
-    path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise AgentError(f"{path} should end in .png", hint="name the picture something.png")
-    ok, data = cv2.imencode(".png", image)
-    if not ok:  # pragma: no cover - cv2 encodes any uint8 BGR image
-        raise AgentError(f"could not encode a PNG for {path}")
-    tmp: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.tobytes())
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise AgentError(
-            f"could not write {path}: {exc.strerror or exc}", hint="check that the folder is writable"
-        ) from None
-    return path

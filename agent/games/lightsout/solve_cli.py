@@ -165,9 +165,10 @@ def solve(
         state = parse_state(board_text, pz)
     result = solver_for(pz).solve(state, pz.goal)
     if png is not None:
-        from agent.games.lightsout.picture import draw_solution, write_png_atomic
+        from agent.files import save_png
+        from agent.games.lightsout.picture import draw_solution
 
-        write_png_atomic(png, draw_solution(pz, state, result.solution))
+        save_png(draw_solution(pz, state, result.solution), png)
     if as_json:
         print(json.dumps(_as_json(result)))
     else:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import cv2
 import numpy as np
 
-from agent.errors import AgentError
 
 COLOURS = ((60, 60, 220), (60, 170, 60), (200, 110, 30), (30, 160, 220))
 
@@ -40,18 +37,3 @@ def bench_chart(turns_by_player: dict[str, list[int]], title: str, cap: int, siz
                     cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1, cv2.LINE_AA)
     return img
 
-
-def save_png(img: np.ndarray, path: Path | str) -> Path:
-    """Write atomically: a half-written PNG never replaces a good one."""
-    path = Path(path)
-    ok, data = cv2.imencode(".png", img)
-    if not ok:  # pragma: no cover - cv2 encodes any uint8 BGR image
-        raise AgentError(f"could not encode {path}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data.tobytes())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise AgentError(f"could not write {path}: {exc.strerror}", hint="check that the folder exists and is writable") from None
-    return path

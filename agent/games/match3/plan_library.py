@@ -23,7 +23,6 @@ import gc
 import json
 import os
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from agent.files import write_atomic
 from agent.errors import AgentError
 from agent.games.match3.board import EMPTY, Board, Move
 
@@ -163,15 +163,7 @@ class PlanLibrary:
 
 def save_library(library: PlanLibrary, path: Path) -> None:
     """Written atomically: a reader never sees half a library."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(library.to_json())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, library.to_json().encode("utf-8"))
 
 
 def library_path(path: Path | None = None) -> Path:

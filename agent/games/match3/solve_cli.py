@@ -25,6 +25,7 @@ from rich.table import Table
 
 from agent.cli_app import check_choice, console
 from agent.errors import AgentError, NotationError
+from agent.files import save_png
 from agent.games.match3.board import LETTERS, MAX_TYPES, Board
 from agent.games.match3.plan_solver import OBJECTIVES, PlanChoice, PlanSolver
 from agent.games.match3.rules import Match3Config
@@ -201,6 +202,4 @@ def write_png(path: Path, position: Board, choice: PlanChoice | None) -> None:
             cv2.arrowedLine(img, p1, p2, (255, 255, 255), 3, cv2.LINE_AA, tipLength=0.35)
             cv2.putText(img, str(i), (p1[0] - 8, p1[1] + 8), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 0), 4, cv2.LINE_AA)
             cv2.putText(img, str(i), (p1[0] - 8, p1[1] + 8), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (255, 255, 255), 2, cv2.LINE_AA)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not cv2.imwrite(str(path), img):
-        raise AgentError(f"could not write {path}", hint="check that the folder exists and is writable")
+    save_png(img, path)

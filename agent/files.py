@@ -1,0 +1,62 @@
+"""Files written whole or not at all: profiles, plan libraries, pictures. A reader (or a
+crash) never sees half a file, and nothing a user made is lost to one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from agent.errors import AgentError
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write `data` to a temporary file beside `path`, flush it to disk, then rename it
+    over `path`. Raises OSError; the temporary file never stays behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these files are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+    return path
+
+
+def _fsync_dir(directory: Path) -> None:
+    # makes the rename itself durable; not possible on every platform, and only a nicety
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def save_png(image: np.ndarray, path: str | os.PathLike[str]) -> Path:
+    """Write a picture as PNG, atomically; errors say what went wrong and how to fix it."""
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise AgentError(f"{path} should end in .png: pictures are saved as PNG", hint="give a file name ending in .png")
+    ok, data = cv2.imencode(".png", image)
+    if not ok:  # pragma: no cover - cv2 encodes any uint8 image
+        raise AgentError(f"could not encode {path} as PNG")
+    try:
+        return write_atomic(path, data.tobytes())
+    except OSError as exc:
+        raise AgentError(f"could not write {path}: {exc.strerror or exc}",
+                         hint="check that the folder exists and is writable") from None
