@@ -101,23 +101,19 @@ def test_a_loop_of_runs_is_flagged_and_scored_exactly():
     assert want[0] >= 8
 
 
-def test_completions_are_the_cells_that_complete_a_group():
+def test_completions_are_the_cells_that_complete_a_run():
     rng = np.random.default_rng(3)
     for _ in range(40):
         a = rng.integers(0, 3, size=(7, 6)).astype(np.int8)
         planes, lay = br.encode(Board(a)), br.layout(7, 6)
         masks = br.kind_masks(planes, 3)
-        for size in (3, 4, 5):
-            for kind in range(3):
-                wanted = br.completions(masks[kind], lay.stride, size)
-                if size == 3:
-                    assert br.completions3(masks[kind], lay.stride) == wanted
-                for (r, c), _ in np.ndenumerate(a):
-                    b = a.copy()
-                    b[r, c] = kind
-                    runs = [_run(b, r, c, dr, dc) for dr, dc in ((0, 1), (1, 0))]
-                    big = max(runs) >= size or (size >= 4 and min(runs) >= 3)
-                    assert bool(wanted >> lay.bit(r, c) & 1) == big, (size, kind, r, c)
+        for kind in range(3):
+            wanted = br.completions(masks[kind], lay.stride)
+            for (r, c), _ in np.ndenumerate(a):
+                b = a.copy()
+                b[r, c] = kind
+                runs = [_run(b, r, c, dr, dc) for dr, dc in ((0, 1), (1, 0))]
+                assert bool(wanted >> lay.bit(r, c) & 1) == (max(runs) >= 3), (kind, r, c)
 
 
 def _run(a: np.ndarray, r: int, c: int, dr: int, dc: int) -> int:

@@ -171,7 +171,6 @@ class Prediction:
     first_cleared: int  # the cells the first phase cleared (mask)
     phases: int
     planes: Planes  # after the last fall
-    after_first: Planes  # after the first phase's fall: where a cascade would start
     trace: tuple[tuple[Planes, int], ...]  # per phase: the planes it starts from, the cells it clears
 
 
@@ -182,7 +181,6 @@ def settle(planes: Planes, lay: Layout, levels: tuple[int, ...], max_cascades: i
     tiles = gained = points = 0
     first = 0
     depth = 0
-    after_first = planes
     trace = []
     for depth in range(1, max_cascades + 1):
         gs = groups(planes, s)
@@ -203,9 +201,7 @@ def settle(planes: Planes, lay: Layout, levels: tuple[int, ...], max_cascades: i
         trace.append((planes, cleared))
         keep = ~cleared
         planes = fall(tuple(x & keep for x in planes), lay)  # type: ignore[arg-type]
-        if depth == 1:
-            after_first = planes
-    return Prediction(tiles, gained, points, first, depth, planes, after_first, tuple(trace))
+    return Prediction(tiles, gained, points, first, depth, planes, tuple(trace))
 
 
 def kind_masks(planes: Planes, kinds: int) -> list[int]:
@@ -221,43 +217,10 @@ def kind_masks(planes: Planes, kinds: int) -> list[int]:
     return out
 
 
-def completions(of_kind: int, stride: int, size: int = 3) -> int:
-    """The cells where a tile of this type would join a group of at least `size` (3, 4 or
-    5): with two, three or four of its cells in line, or (4 and 5) across a corner.
-    Guard bits keep columns apart; bits past the board's edge are never set."""
-    k = of_kind
-    found = 0
-    for step in (1, stride):
-        n = min(size, 5)
-        run = 0
-        # A run of n through p: p plus n - 1 cells at offsets a..a+n-1 around it, skipping 0.
-        for first in range(-(n - 1), 1):
-            cells = -1
-            for off in range(first, first + n):
-                if off:
-                    cells &= (k << (-off * step)) if off < 0 else (k >> (off * step))
-            run |= cells
-        found |= run
-    if size >= 4:  # a corner of three and three is a group of five
-        found |= _cross(k, stride)
-    return found
-
-
-def completions3(k: int, stride: int) -> int:
-    """`completions(k, stride, 3)`, unrolled: the solver calls it thousands of times."""
+def completions(k: int, stride: int) -> int:
+    """The cells where a tile of the type whose cells are `k` would stand in a run of
+    three or more: two of its cells in line on either side, or one on each side (guard
+    bits keep columns apart; bits past the board's edge are never set)."""
     s2 = 2 * stride
     return (((k >> 1) & (k >> 2)) | ((k << 1) & (k >> 1)) | ((k << 1) & (k << 2))
             | ((k >> stride) & (k >> s2)) | ((k << stride) & (k >> stride)) | ((k << stride) & (k << s2)))
-
-
-def _cross(k: int, stride: int) -> int:
-    """Cells where a tile would complete both a vertical and a horizontal run of three."""
-    def line(step: int) -> int:
-        return ((k >> step) & (k >> 2 * step)) | ((k << step) & (k >> step)) | ((k << step) & (k << 2 * step))
-    return line(1) & line(stride)
-
-
-def fallen_bit(bit: int, holes: int, lay: Layout) -> int:
-    """Where the tile at `bit` lands when the cells in `holes` empty and everything falls."""
-    c = bit // lay.stride
-    return bit - (holes & lay.column_masks[c] & ((1 << bit) - 1)).bit_count()

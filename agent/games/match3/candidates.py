@@ -83,7 +83,7 @@ class Evaluator:
             self._bits[move] = (self.lay.bit(r1, c1), self.lay.bit(r2, c2)) if ok else None
         return self._bits[move]
 
-    def _swap(self, planes: br.Planes, move: Move) -> br.Planes | None:
+    def swap(self, planes: br.Planes, move: Move) -> br.Planes | None:
         """The planes after a legal swap of two different tiles, else None."""
         ij = self.bits(move)
         if ij is None:
@@ -103,7 +103,7 @@ class Evaluator:
             key = canonical[:n]
             nxt = self._prefix.get(key, False)
             if nxt is False:
-                nxt = self._swap(planes, moves[n - 1])
+                nxt = self.swap(planes, moves[n - 1])
                 if nxt is not None and br.has_match(nxt, self.lay.stride):
                     nxt = None
                 self._prefix[key] = nxt
@@ -119,7 +119,7 @@ class Evaluator:
         before = self.before_last(moves, canonical)
         if before is None:
             return None
-        after = self._swap(before, moves[-1])
+        after = self.swap(before, moves[-1])
         if after is None or not br.has_match(after, self.lay.stride):
             return None
         pred = br.settle(after, self.lay, self.levels, self.config.max_cascades)
@@ -184,13 +184,7 @@ class SwapScan:
 
     clearing: tuple[Swap, ...]
     quiet: tuple[Swap, ...]
-
-    @property
-    def rows(self) -> list[tuple[int, int, int, int, int]]:
-        """The quiet swaps as (index, bit, bit, type, type), for tight loops."""
-        if not hasattr(self, "_rows"):
-            object.__setattr__(self, "_rows", [(n, q.i, q.j, q.ka, q.kb) for n, q in enumerate(self.quiet)])
-        return self._rows  # type: ignore[attr-defined]
+    rows: tuple[tuple[int, int, int, int, int], ...]  # quiet as (index, bit, bit, type, type), for tight loops
 
 
 def scan_swaps(ev: Evaluator) -> SwapScan:
@@ -199,7 +193,7 @@ def scan_swaps(ev: Evaluator) -> SwapScan:
     lay, kinds, base = ev.lay, ev.kinds, ev.base
     # Where each type would complete a run: a swap can clear only if one of its tiles
     # lands on such a cell (neighbours counted before the swap, so this only over-reports).
-    wanted = [br.completions3(cells, lay.stride) for cells in br.kind_masks(base, ev.n_kinds)]
+    wanted = [br.completions(cells, lay.stride) for cells in br.kind_masks(base, ev.n_kinds)]
     for r in range(rows):
         for c in range(cols):
             i, a = lay.bit(r, c), r * cols + c
@@ -212,7 +206,8 @@ def scan_swaps(ev: Evaluator) -> SwapScan:
                 sw = Swap(r, c, d, 2 * a + (d == "R"), a, b, i, j, ki, kj)
                 maybe = wanted[kj] >> i & 1 or wanted[ki] >> j & 1
                 (clearing if maybe and br.has_match(br.swap(base, i, j), lay.stride) else quiet).append(sw)
-    return SwapScan(tuple(clearing), tuple(quiet))
+    rows = tuple((n, q.i, q.j, q.ka, q.kb) for n, q in enumerate(quiet))
+    return SwapScan(tuple(clearing), tuple(quiet), rows)
 
 
 def setups(ev: Evaluator, scan: SwapScan, finisher: Swap, pred: br.Prediction) -> list[int]:
@@ -244,7 +239,7 @@ def setups(ev: Evaluator, scan: SwapScan, finisher: Swap, pred: br.Prediction) -
         near |= (near << 1) | (near >> 1) | (near << stride) | (near >> stride)
         # Where a type could complete a run, or anything clears: a tile of that type there changes things.
         always = cleared | mine
-        sensitive = [(br.completions3(k, stride) & near | always) if k else always
+        sensitive = [(br.completions(k, stride) & near | always) if k else always
                      for k in br.kind_masks(start, kinds)]
         mine = 0
         if not cleared:

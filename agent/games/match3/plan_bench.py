@@ -60,7 +60,7 @@ def exhaustive_bits_best(config: Match3Config, board: Board, objective: str) -> 
     swaps = [m for m in adjacent_swaps(board.rows, board.cols)]
     best: int | None = None
     for first in swaps:
-        after = ev._swap(ev.base, first)
+        after = ev.swap(ev.base, first)
         if after is None:
             continue
         if br.has_match(after, stride):
@@ -71,7 +71,7 @@ def exhaustive_bits_best(config: Match3Config, board: Board, objective: str) -> 
             for second in swaps:
                 if second == first:
                     continue
-                last = ev._swap(after, second)
+                last = ev.swap(after, second)
                 if last is not None and br.has_match(last, stride):
                     pred = br.settle(last, ev.lay, ev.levels, config.max_cascades)
                     score = score_of(config, objective, 2, pred)

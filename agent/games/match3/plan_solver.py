@@ -62,14 +62,8 @@ class Matches:
         return int(self.plan.size)
 
 
-def target_code(target: str) -> int:
-    """The target read as one binary number, row by row (its first cell the highest bit)."""
-    return int(target.replace("/", ""), 2)
-
-
 class BoardCodes:
-    """Every window of every tile type on one board as a target code, per window size,
-    computed on first use (a size's codes come from the next smaller height's)."""
+    """Every window of every tile type on one board as a target code (see `stacked`)."""
 
     def __init__(self, board: Board) -> None:
         cells = board.cells
@@ -77,18 +71,6 @@ class BoardCodes:
         self.kinds = np.unique(cells[cells >= 0]).astype(np.int64)
         # onehot[k, r, c]: cell (r, c) holds kinds[k]
         self._onehot = (cells[None, :, :] == self.kinds[:, None, None]).astype(np.int64)
-        self._lines: dict[int, np.ndarray] = {}
-        self._codes: dict[tuple[int, int], np.ndarray] = {}
-
-    def _line(self, w: int) -> np.ndarray:
-        """line[k, r, j]: the w cells of row r from column j, as bits."""
-        if w not in self._lines:
-            n_j = self.cols - w + 1
-            line = self._onehot[:, :, :n_j].copy()
-            for c in range(1, w):
-                line = (line << 1) | self._onehot[:, :, c : c + n_j]
-            self._lines[w] = line
-        return self._lines[w]
 
     def stacked(self, hmax: int, wmax: int) -> np.ndarray:
         """codes[h - 1, w - 1, k, i, j] for every size up to hmax x wmax at once, a few
@@ -106,18 +88,6 @@ class BoardCodes:
         for h in range(1, hmax):
             out[h, :, :, : rows - h] = (out[h - 1, :, :, : rows - h] << widths) | lines[:, :, h:]
         return out
-
-    def codes(self, h: int, w: int) -> np.ndarray:
-        """codes[k, i, j]: the window of size h x w at (i, j) for kinds[k]."""
-        code = self._codes.get((h, w))
-        if code is None:
-            line = self._line(w)
-            if h == 1:
-                code = line
-            else:  # windows of height h start at rows 0..rows-h
-                code = (self.codes(h - 1, w)[:, :-1, :] << w) | line[:, h - 1 :, :]
-            self._codes[(h, w)] = code
-        return code
 
 
 @dataclass(frozen=True)
@@ -553,8 +523,6 @@ class _Candidate:
     kind: int = -1
     row: int = 0
     col: int = 0
-    must_flat: tuple[int, ...] = ()
-    others: tuple[tuple[Move, Move], ...] = ()  # the plan's other paths, window coordinates
 
 
 @dataclass
@@ -569,7 +537,6 @@ class PlanSolver:
     name: str = "plan"
     _index: PlanIndex | None = field(default=None, repr=False)
     _geometry: dict[int, _Geometry] = field(default_factory=dict, repr=False)
-    _cols: int = field(default=0, repr=False)  # the board being ranked
 
     def __post_init__(self) -> None:
         if self.objective is not None and self.objective not in OBJECTIVES:
@@ -659,9 +626,7 @@ class PlanSolver:
     def _candidate(self, geo: _Geometry, pid: int, kind: int, row: int, col: int) -> _Candidate:
         moves = tuple(st.move(row, col) for st in geo.plan.steps)
         must = tuple((r + row, c + col) for r, c in geo.must_clear)
-        cols = self._cols
-        return _Candidate(moves, "plan", must, geo.plan, pid, kind, row, col, tuple(r * cols + c for r, c in must),
-                          geo.others)
+        return _Candidate(moves, "plan", must, geo.plan, pid, kind, row, col)
 
     def rank(
         self, config: Match3Config, board: Board, top: int | None = None, prune: bool = True
@@ -671,7 +636,6 @@ class PlanSolver:
         ALLOWANCE could beat the best found; without, every applicable plan is."""
         objective = self.objective or default_objective(config)
         ev = Evaluator(config, objective, board)
-        self._cols = board.cols
         pool = _Pool(make=lambda p: self._candidate(p.geo, p.pid, p.kind, p.row, p.col))
         longs = self._plans(config, objective, board, pool)
         scan = scan_swaps(ev)
@@ -722,15 +686,11 @@ class PlanSolver:
         out: list[PlanChoice] = []
         named: set[tuple[int, ...]] = set()  # one choice per swap sequence: the first row names it
         for i in _best_first(numeric, codes):
+            if top is not None and len(out) >= top:
+                break  # the bit-plane scores are the rules engine's: the order holds
             if codes(i) in named:
                 continue
             named.add(codes(i))
-            if top is not None and len(out) >= top:
-                # Bit scores are exact but for loops of runs, which they overrate; stop once
-                # nothing left can beat what the rules engine confirmed.
-                worst = max(pc.outcome.key(objective)[:4] for pc in out)
-                if tuple(numeric[i].tolist()) >= worst:
-                    break
             cand = cands[i]
             if not isinstance(cand, _Candidate):
                 cand = table.candidate(cand, pool, scan)
