@@ -98,7 +98,7 @@ def play(
         moves = SIM_DEFAULT_MOVES
     if sim:
         from agent.device.clock import ManualClock, RealClock
-        from agent.device.sim import SimPhone
+        from agent.games.match3.sim import SimPhone
         from agent.games.match3.sim_profile import sim_profile_for_play, sim_status_reader
         from agent.vision.profile import find_profile
 
@@ -205,7 +205,7 @@ def sim_screenshot(
     variant: str = typer.Option("step", "--variant"),
 ) -> None:
     """Save what the simulated phone shows."""
-    from agent.device.sim import SimPhone
+    from agent.games.match3.sim import SimPhone
     from agent.files import save_png
     from agent.games.match3.rules import VARIANTS, Match3Config
 

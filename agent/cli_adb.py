@@ -37,7 +37,7 @@ _STATUS_EVERY_S = 0.5
 
 def _match3_phone(seed: int, size: tuple[int, int], variant: str, steps: int, serial: str):
     from agent.device.clock import RealClock
-    from agent.device.sim import SimPhone
+    from agent.games.match3.sim import SimPhone
     from agent.games.match3.rules import VARIANTS, Match3Config
 
     check_choice("--variant", variant, VARIANTS)
@@ -84,7 +84,7 @@ def sim_serve(
     connect: bool = typer.Option(False, "--connect", help="Also run `adb connect` on the adb server (ANDROID_ADB_SERVER_PORT)."),
 ) -> None:
     """Serve the simulated phone as a real adb device on 127.0.0.1:PORT until Ctrl-C."""
-    from agent.device.adbd import AdbdServer
+    from agent.simphone.adbd import AdbdServer
 
     check_choice("--game", game, tuple(SERVABLE_GAMES))
     spec = SERVABLE_GAMES[game]
@@ -231,7 +231,7 @@ def _phone_under_test(serial: Optional[str], size: tuple[int, int]) -> Iterator[
 @contextmanager
 def _private_phone(size: tuple[int, int]) -> Iterator[tuple["AdbTarget", str]]:
     from agent.device.adb import AdbTarget, connect_tcp, ensure_server, stop_server
-    from agent.device.simlaunch import end_process, free_port, log_file, start_sim_phone
+    from agent.simphone.launch import end_process, free_port, log_file, start_sim_phone
 
     target = AdbTarget(port=free_port())
     phone_port = free_port()

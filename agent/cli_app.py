@@ -52,7 +52,7 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
 
 
 def parse_size_option(size: str, option: str = "--size") -> tuple[int, int]:
-    from agent.device.sim import parse_size
+    from agent.simphone.sizes import parse_size
 
     try:
         return parse_size(size)

@@ -82,7 +82,7 @@ def farm(
     with ExitStack() as stack:
         serials = tuple(serial)
         if sim:
-            from agent.farm.simfleet import SimFleet
+            from agent.simphone.fleet import SimFleet
 
             fleet = stack.enter_context(SimFleet(sim, targets[0], profiles=profiles, variant=variant,
                                                  log_dir=run_dir / "phones"))  # fmt: skip
@@ -120,9 +120,9 @@ def bench_farm(
     import numpy as np
 
     from agent.device.adb import AdbTarget, stop_server
-    from agent.device.simlaunch import free_port
+    from agent.simphone.launch import free_port
     from agent.farm.controller import Farm, FarmOptions
-    from agent.farm.simfleet import SimFleet
+    from agent.simphone.fleet import SimFleet
 
     try:
         sizes = [int(s) for s in sim.split(",") if s.strip()]

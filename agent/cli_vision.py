@@ -43,7 +43,7 @@ def _capture(serial: Optional[str], sim: bool, image: Optional[Path], seed: int,
         raise typer.BadParameter("--model names the device of an --image; phones report their own", param_hint="--model")
     if sim:
         from agent.device.clock import ManualClock
-        from agent.device.sim import SimPhone
+        from agent.games.match3.sim import SimPhone
 
         phone = SimPhone(seed=seed, size=parse_size_option(size), clock=ManualClock())
         return phone.screencap(), phone.model, None, f"the simulated phone ({size}, seed {seed})"
@@ -238,7 +238,7 @@ def bench_vision(
 ) -> None:
     """Reading a frame with a profile (target <= 15 ms median) and calibrating from scratch
     (target <= 1.5 s), on the simulated phone and the shared real screenshots."""
-    from agent.vision.bench import run
+    from agent.games.match3.vision_bench import run
 
     wh = parse_size_option(size)
     shared = SHARED if realshots else None

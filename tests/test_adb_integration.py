@@ -1,6 +1,6 @@
 """The real adb path, end to end: a private adb server (the adb binary bundled with
 adbutils, or the system's) talking to the project's simulated phones served on the wire
-(agent.device.adbd), exactly as it would to phones with wireless debugging on.
+(agent.simphone.adbd), exactly as it would to phones with wireless debugging on.
 
 Every adb server and phone started here is stopped by a fixture, on free ports.
 """
@@ -25,8 +25,8 @@ import pytest
 from conftest import free_port
 
 from agent.device.adb import AdbDevice, connect_tcp, select_serial
-from agent.device.adbd import AdbdServer
-from agent.device.sim import AnimationTiming, SimPhone
+from agent.simphone.adbd import AdbdServer
+from agent.games.match3.sim import AnimationTiming, SimPhone
 from agent.device.rawframe import decode_png, parse_raw_screencap
 from agent.errors import DeviceOfflineError, DeviceTimeoutError, DeviceUnauthorizedError, GestureError
 from agent.games.match3.sim_profile import save_sim_profile

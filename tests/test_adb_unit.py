@@ -1005,11 +1005,11 @@ def test_real_adbutils_path_reads_a_png_bigger_than_its_size_hint() -> None:
 
 # --------------------------------------------------------------------------- the fake phone's parts
 
-from agent.device.adbd import AdbdServer  # noqa: E402
-from agent.device.adbd import wire  # noqa: E402
-from agent.device.adbd.screen import ScreenBytes  # noqa: E402
-from agent.device.adbd.shell import FakeShell, PhoneFacts, split_commands  # noqa: E402
-from agent.device.sim import SimPhone  # noqa: E402
+from agent.simphone.adbd import AdbdServer  # noqa: E402
+from agent.simphone.adbd import wire  # noqa: E402
+from agent.simphone.adbd.screen import ScreenBytes  # noqa: E402
+from agent.simphone.adbd.shell import FakeShell, PhoneFacts, split_commands  # noqa: E402
+from agent.games.match3.sim import SimPhone  # noqa: E402
 
 SIM = (240, 400)
 

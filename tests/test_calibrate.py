@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.device.clock import ManualClock
-from agent.device.sim import SCREEN_SIZES, SimPhone
+from agent.games.match3.sim import SimPhone
+from agent.simphone.sizes import SCREEN_SIZES
 from agent.games.match3.board import LETTERS, Board
 from agent.games.match3.hud import Hud
 from agent.games.match3.reader import read_board

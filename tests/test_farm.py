@@ -75,7 +75,7 @@ def _target(port):
 
 
 def test_dead_phone_is_retried_and_rejoins_when_it_comes_back(private_adb_port, tmp_path):
-    from agent.farm.simfleet import SimFleet
+    from agent.simphone.fleet import SimFleet
 
     _, port = private_adb_port
     target = _target(port)
@@ -106,7 +106,7 @@ def test_dead_phone_is_retried_and_rejoins_when_it_comes_back(private_adb_port, 
 
 
 def test_phone_that_stays_dead_is_quarantined_and_others_finish(private_adb_port, tmp_path):
-    from agent.farm.simfleet import SimFleet
+    from agent.simphone.fleet import SimFleet
 
     _, port = private_adb_port
     target = _target(port)
@@ -129,7 +129,7 @@ def test_phone_that_stays_dead_is_quarantined_and_others_finish(private_adb_port
 
 def test_two_adb_servers_driven_by_one_farm(private_adb_port, tmp_path):
     from agent.device.adb import stop_server
-    from agent.farm.simfleet import SimFleet
+    from agent.simphone.fleet import SimFleet
     from conftest import free_port
 
     _, port1 = private_adb_port
@@ -201,7 +201,7 @@ def test_a_phone_without_a_profile_is_skipped_or_calibrated_first(private_adb_po
     Without --calibrate each phone is skipped with a fix; with it, each is calibrated on its
     own screen (profile and overlay written), then played."""
     from agent.farm.controller import Farm, FarmOptions
-    from agent.farm.simfleet import SimFleet
+    from agent.simphone.fleet import SimFleet
     from agent.vision.profile import load_profile
 
     _, port = private_adb_port

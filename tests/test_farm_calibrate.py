@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agent.device.clock import ManualClock
-from agent.device.sim import SimPhone
+from agent.games.match3.sim import SimPhone
 from agent.errors import ProfileError
 from agent.farm.worker import calibrate_device, still_frame
 from agent.vision.profile import find_profile

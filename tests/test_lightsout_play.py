@@ -130,7 +130,7 @@ def test_the_profile_reads_every_board_exactly(size, shape):
 
 
 def test_sim_profile_is_saved_beside_other_games(tmp_path):
-    from agent.device.sim import SimPhone
+    from agent.games.match3.sim import SimPhone
     from agent.games.match3.sim_profile import save_sim_profile as save_match3
 
     save_match3(SimPhone(clock=ManualClock()), tmp_path)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.device.clock import ManualClock
-from agent.device.sim import SimPhone
+from agent.games.match3.sim import SimPhone
 from agent.games.match3.board import Board, Move
 from agent.games.match3.plan_library import PlanLibrary, load_library
 from agent.games.match3.plan_solver import ORIGINS, PlanIndex, PlanSolver, replay

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.device.clock import ManualClock
-from agent.device.sim import SimPhone
+from agent.games.match3.sim import SimPhone
 from agent.games.match3.board import Board, Move
 from agent.games.match3.rules import Match3Config, has_match, is_legal_swap
 from agent.games.match3.sim_profile import sim_game_profile, sim_status_reader

@@ -10,7 +10,8 @@ import pytest
 
 from agent.device.base import Device
 from agent.device.clock import ManualClock, RealClock
-from agent.device.sim import SCREEN_SIZES, AnimationTiming, SimPhone, parse_size
+from agent.games.match3.sim import AnimationTiming, SimPhone
+from agent.simphone.sizes import SCREEN_SIZES, parse_size
 from agent.errors import GestureError
 from agent.games.match3.board import EMPTY, MAX_TYPES, Board, Move
 from agent.games.match3.hud import Hud, read_hud

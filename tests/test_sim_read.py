@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from agent.device.clock import ManualClock
-from agent.device.sim import SCREEN_SIZES, SimPhone
+from agent.games.match3.sim import SimPhone
+from agent.simphone.sizes import SCREEN_SIZES
 from agent.games.match3.board import EMPTY, Board
 from agent.games.match3.hud import Hud
 from agent.games.match3.reader import read_board

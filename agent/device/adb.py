@@ -16,7 +16,7 @@ before Android 7 run `shell:` on a terminal that turns every \n of a binary fram
 
 The phone side is reached through a small seam (`ShellDevice`: adbutils'
 `open_transport()`), so unit tests inject a fake; the integration tests put the
-project's own phone on the wire (agent.device.adbd) behind a real adb server.
+project's own phone on the wire (agent.simphone.adbd) behind a real adb server.
 """
 
 from __future__ import annotations

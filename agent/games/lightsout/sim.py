@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.device.clock import Clock
-from agent.device.simbase import SimDevice
+from agent.simphone.phone import SimDevice
 from agent.games.lightsout.gf2 import bits
 from agent.games.lightsout.puzzle import Puzzle, lights_out
 from agent.games.lightsout.render import Layout, layout_for, render
 from agent.vision.grid import cell_at
 
-DEFAULT_SIZE = (1080, 2400)
+from agent.simphone.sizes import DEFAULT_SIZE
 SIM_MODEL = "puzzle-sim"
 SIM_SERIAL = "sim-lightsout"
 

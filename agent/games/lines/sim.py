@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.device.clock import Clock
-from agent.device.simbase import SimDevice
+from agent.simphone.phone import SimDevice
 from agent.games.lines.board import EMPTY
 from agent.games.lines.config import LinesConfig, preset
 from agent.games.lines.linefind import find_lines

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from agent.device.sim import SimPhone
+from agent.games.match3.sim import SimPhone
 from agent.games.match3.board import EMPTY, LETTERS, Board
 from agent.games.match3.hud import Hud, read_hud
 from agent.games.match3.render import Layout, render_board

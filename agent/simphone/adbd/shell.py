@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from agent.device.adbd.screen import ScreenBytes
+from agent.simphone.adbd.screen import ScreenBytes
 from agent.device.base import Device
 from agent.errors import GestureError
 

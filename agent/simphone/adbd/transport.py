@@ -15,8 +15,8 @@ import socket
 import threading
 from typing import TYPE_CHECKING
 
-from agent.device.adbd.streams import Service, Stream, StreamClosed, parse_service, run_service
-from agent.device.adbd.wire import (
+from agent.simphone.adbd.streams import Service, Stream, StreamClosed, parse_service, run_service
+from agent.simphone.adbd.wire import (
     A_AUTH,
     A_CLSE,
     A_CNXN,
@@ -36,7 +36,7 @@ from agent.device.adbd.wire import (
 )
 
 if TYPE_CHECKING:
-    from agent.device.adbd.server import AdbdServer
+    from agent.simphone.adbd.server import AdbdServer
 
 log = logging.getLogger(__name__)
 # Below this size a header and its data go out in one send (one copy is cheaper than

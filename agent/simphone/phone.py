@@ -2,7 +2,7 @@
 
 It holds what every simulated phone shares (identity, screen size, clock, gesture
 checks and log) so a game only says how it draws itself and how it answers a tap or a
-swipe. `agent.device.sim.SimPhone` is the match-3 phone; other games subclass this.
+swipe. `agent.games.match3.sim.SimPhone` is the match-3 phone; other games subclass this.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from agent.device.adbd.screen import ScreenBytes
-from agent.device.adbd.shell import FakeShell, PhoneFacts
-from agent.device.adbd.transport import Transport
+from agent.simphone.adbd.screen import ScreenBytes
+from agent.simphone.adbd.shell import FakeShell, PhoneFacts
+from agent.simphone.adbd.transport import Transport
 from agent.device.base import Device
 
 # shell_v2 makes `adb shell` report exit codes; cmd is what every phone since 7 has.

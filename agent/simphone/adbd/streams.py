@@ -13,11 +13,11 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.device.adbd.shell import STDERR, FakeShell
-from agent.device.adbd.wire import A_CLSE, A_WRTE
+from agent.simphone.adbd.shell import STDERR, FakeShell
+from agent.simphone.adbd.wire import A_CLSE, A_WRTE
 
 if TYPE_CHECKING:
-    from agent.device.adbd.transport import Transport
+    from agent.simphone.adbd.transport import Transport
 
 # Shell protocol v2 packet ids.
 V2_STDIN, V2_STDOUT, V2_STDERR, V2_EXIT, V2_CLOSE_STDIN, V2_WINDOW_SIZE = range(6)

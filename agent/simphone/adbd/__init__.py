@@ -8,7 +8,7 @@ exec services), `shell` (the commands), `screen` (screencap bytes, cached per fr
 `server` (the listener).
 """
 
-from agent.device.adbd.server import DEFAULT_FEATURES, AdbdServer
-from agent.device.adbd.shell import FakeShell, PhoneFacts
+from agent.simphone.adbd.server import DEFAULT_FEATURES, AdbdServer
+from agent.simphone.adbd.shell import FakeShell, PhoneFacts
 
 __all__ = ["AdbdServer", "DEFAULT_FEATURES", "FakeShell", "PhoneFacts"]

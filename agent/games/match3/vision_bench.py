@@ -51,7 +51,7 @@ def _time(call: Callable[[], object], runs: int, tick: Callable[[], None] | None
 
 def sim_frame(size: tuple[int, int], seed: int = 0) -> np.ndarray:
     from agent.device.clock import ManualClock
-    from agent.device.sim import SimPhone
+    from agent.games.match3.sim import SimPhone
 
     return SimPhone(seed=seed, size=size, clock=ManualClock()).screencap()
 

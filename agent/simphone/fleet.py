@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import IO, Any
 
-from agent.device.simlaunch import end_process, free_port, log_file, start_sim_phone
+from agent.simphone.launch import end_process, free_port, log_file, start_sim_phone
 
 # Enough steps that a farm run's --moves, not the game, decides when a phone is done.
 FARM_STEPS = 100_000
