@@ -75,3 +75,13 @@ class ReadError(AgentError):
 
     exit_code = 4
     hint = "make sure the game board is visible and not covered, or recalibrate with `agent calibrate`"
+
+
+class UsageError(AgentError, ValueError):
+    """An option or argument the command cannot take: exit 2, as for any usage error."""
+
+    exit_code = 2
+
+    def __init__(self, option: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.option = option

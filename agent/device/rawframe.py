@@ -69,7 +69,7 @@ def decode_png(data: Buffer) -> np.ndarray:
     view = memoryview(data).cast("B")
     if len(view) == 0:
         raise CaptureError("screencap -p returned no data")
-    img = cv2.imdecode(np.frombuffer(view, dtype=np.uint8), cv2.IMREAD_UNCHANGED)
+    img: np.ndarray | None = cv2.imdecode(np.frombuffer(view, dtype=np.uint8), cv2.IMREAD_UNCHANGED)
     if img is None or img.size == 0:
         raise CaptureError(f"screencap -p did not return a decodable PNG: {_snippet(view)}")
     if img.dtype == np.uint16:

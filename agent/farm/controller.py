@@ -29,8 +29,8 @@ TERMINAL = {DONE, QUARANTINED, SKIPPED, FAILED}
 class FarmOptions:
     moves: int | None = None
     game: str = "match3"
-    variant: str = "step"
-    solver: str = "greedy"
+    settings: dict[str, Any] = field(default_factory=dict)  # the game's options, validated by the registry
+    seed: int = 0
     profiles: Path = Path("device_profiles")
     max_failures: int = 3  # consecutive failures before quarantine
     backoff_s: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
@@ -49,12 +49,13 @@ class DeviceRow:
     state: str = "starting"
     moves: int = 0
     score: int | None = None
-    points: int = 0
-    tiles: int = 0
+    confirmed: int = 0  # moves the screen showed as predicted
+    counts: dict[str, int] = field(default_factory=dict)  # the game's own tallies
     fps: float = 0.0
     last_error: str = ""
     base_moves: int = 0  # made by earlier workers of this device (before a failure)
-    base_tiles: int = 0
+    base_confirmed: int = 0
+    base_counts: dict[str, int] = field(default_factory=dict)
     failures: int = 0  # consecutive
     total_failures: int = 0
     retry_at: float = 0.0
@@ -68,10 +69,14 @@ class DeviceRow:
     def as_dict(self) -> dict:
         return {
             "serial": self.serial, "adb": f"{self.host}:{self.port}", "model": self.model, "state": self.state,
-            "moves": self.moves, "score": self.score, "points": self.points, "tiles_cleared": self.tiles,
+            "moves": self.moves, "confirmed": self.confirmed, "score": self.score, **self.counts,
             "failures": self.total_failures, "runs": self.runs, "last_error": self.last_error,
             "stop_reason": self.stop_reason, "play_s": round(self.play_s, 3),
         }
+
+
+def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
 
 
 def _journal_name(key: str) -> str:
@@ -89,6 +94,13 @@ class Farm:
     ) -> None:
         from agent.device.adb import list_devices
 
+        if not options.settings:
+            from dataclasses import replace
+
+            from agent.games.registry import get_game, settings
+
+            # The game's defaults, the same as `agent play` on a phone.
+            options = replace(options, settings=settings(get_game(options.game), {}, sim=False))
         self.targets, self.run_dir, self.options = targets, Path(run_dir), options
         self.rows: dict[str, DeviceRow] = {}
         self._queue: queue_mod.Queue = queue_mod.Queue()
@@ -98,6 +110,7 @@ class Farm:
         self._last_discovery = -1e9
         self.started = time.time()
         self.events: list[dict] = []
+        self.interrupted = False
 
     # -- discovery ------------------------------------------------------------------
     def discover(self) -> None:
@@ -126,7 +139,7 @@ class Farm:
         remaining = None if self.options.moves is None else self.options.moves - row.moves
         spec = WorkerSpec(
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
-            variant=self.options.variant, solver=self.options.solver, moves=remaining,
+            settings=dict(self.options.settings), seed=self.options.seed, moves=remaining,
             journal=str(self.run_dir / _journal_name(row.key)), profiles=str(self.options.profiles),
             calibrate=self.options.calibrate,
         )
@@ -173,13 +186,15 @@ class Farm:
             row.failures = 0
             row.state = "playing"
             row.moves = row.base_moves + msg["moves"]
-            row.score, row.points, row.fps = msg["score"], msg["points"], msg["fps"]
-            row.tiles = row.base_tiles + msg["tiles"]
+            row.confirmed = row.base_confirmed + msg["confirmed"]
+            row.score, row.fps = msg["score"], msg["fps"]
+            row.counts = _add(row.base_counts, msg["counts"])
         elif kind == "done":
             s = msg["summary"]
             row.summaries.append(s)
             row.moves = row.base_moves + s["moves"]
-            row.tiles = row.base_tiles + s["tiles_cleared"]
+            row.confirmed = row.base_confirmed + s["confirmed"]
+            row.counts = _add(row.base_counts, msg["counts"])
             row.score, row.stop_reason = s["score"], s["stop_reason"]
             row.decision_ms.extend(msg["decision_ms"])
             row.play_s += msg["elapsed_s"]
@@ -195,7 +210,7 @@ class Farm:
 
     def _fail(self, row: DeviceRow) -> None:
         # Moves already made stay made: the retry plays only what is left.
-        row.base_moves, row.base_tiles = row.moves, row.tiles
+        row.base_moves, row.base_confirmed, row.base_counts = row.moves, row.confirmed, dict(row.counts)
         row.failures += 1
         row.total_failures += 1
         if row.failures >= self.options.max_failures:
@@ -278,6 +293,7 @@ class Farm:
                     break
                 time.sleep(tick_s)
         except KeyboardInterrupt:
+            self.interrupted = True
             self.stop()
             self._event("interrupted")
             self._wait_workers(timeout_s=15.0)
@@ -315,6 +331,7 @@ class Farm:
         return {
             "run_dir": str(self.run_dir),
             "elapsed_s": round(elapsed, 3),
+            "interrupted": self.interrupted,
             "devices": rows,
             "totals": {
                 "devices": len(rows),

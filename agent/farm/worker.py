@@ -29,13 +29,12 @@ class WorkerSpec:
     port: int
     serial: str
     game: str
-    variant: str
-    solver: str
+    settings: dict[str, Any]  # the game's options, validated by the registry in the controller
+    seed: int
     moves: int | None  # moves still to make (None: play to the end)
     journal: str
     profiles: str
     calibrate: bool = False  # no profile for this device: calibrate on its screen first
-
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -99,45 +98,36 @@ def worker_main(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
 def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
     from agent.device.adb import AdbDevice, AdbTarget
     from agent.device.clock import RealClock
-    from agent.games.match3.rules import Match3Config
-    from agent.games.match3.solver import make_solver
-    from agent.journal import Journal
-    from agent.play import PlayLoop, PlayOptions
-    from agent.vision.profile import find_profile
+    from agent.games.registry import get_game
+    from agent.play.loop import PlayOptions
+    from agent.play.run import device_run, play
+    from agent.play.stats import PlaySummary
 
+    game = get_game(spec.game)
     device = _CountingDevice(AdbDevice(spec.serial, AdbTarget(spec.host, spec.port)))
     w, h = device.screen_size()
     _send(queue, spec, "started", model=device.model, size=[w, h])
     try:
-        match = find_profile(device.model, w, h, spec.game, [spec.profiles])
+        run = device_run(game, device, spec.settings, spec.seed, Path(spec.profiles))
     except ProfileError as exc:
         if not spec.calibrate:
             raise ProfileError(str(exc), hint=f"{exc.hint}; or let the farm do it: agent farm --calibrate") from None
         _send(queue, spec, "calibrating", model=device.model)
         path = calibrate_device(device, spec.game, Path(spec.profiles), RealClock())
         _send(queue, spec, "calibrated", profile=str(path))
-        match = find_profile(device.model, w, h, spec.game, [spec.profiles])
-    profile = match.profile
-    n_types = len({e.label for e in profile.exemplars if e.label not in (".", "?")})
-    config = Match3Config(variant=spec.variant, rows=profile.rows, cols=profile.cols, n_types=min(8, max(3, n_types)))
+        run = device_run(game, device, spec.settings, spec.seed, Path(spec.profiles))
     started = time.monotonic()
 
-    def on_move(summary) -> None:
+    def on_move(summary: PlaySummary) -> None:
         elapsed = max(1e-6, time.monotonic() - started)
-        _send(queue, spec, "status", moves=summary.moves, score=summary.score, points=summary.points,
-              tiles=summary.tiles_cleared, fps=device.captures / elapsed, decisions_per_s=summary.moves / elapsed,
+        _send(queue, spec, "status", moves=summary.moves, confirmed=summary.confirmed, score=summary.score,
+              counts=summary.counts, fps=device.captures / elapsed, decisions_per_s=summary.moves / elapsed,
               decision_ms=summary.decision_ms[-1] if summary.decision_ms else None)  # fmt: skip
 
-    Path(spec.journal).parent.mkdir(parents=True, exist_ok=True)
-    with Journal(spec.journal) as journal:
-        journal.write("start", serial=spec.serial, adb=f"{spec.host}:{spec.port}", model=device.model, size=[w, h],
-                      game=spec.game, variant=spec.variant, profile=str(match.path), profile_match=match.how)  # fmt: skip
-        loop = PlayLoop(
-            device, profile, config, make_solver(spec.solver), RealClock(),
-            options=PlayOptions(moves=spec.moves), journal=journal, on_move=on_move, should_stop=stop_event.is_set,
-        )
-        summary = loop.run()
-    _send(queue, spec, "done", summary=summary.as_dict(), decision_ms=summary.decision_ms,
+    journal = Path(spec.journal)
+    summary = play(run, PlayOptions(moves=spec.moves), journal, on_move=on_move, should_stop=stop_event.is_set,
+                   adb=f"{spec.host}:{spec.port}")  # fmt: skip
+    _send(queue, spec, "done", summary=summary.as_dict(), counts=summary.counts, decision_ms=summary.decision_ms,
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip
 
 

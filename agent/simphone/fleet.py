@@ -9,24 +9,27 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from collections.abc import Sequence
 from typing import IO, Any
 
 from agent.simphone.launch import end_process, free_port, log_file, start_sim_phone
 
-# Enough steps that a farm run's --moves, not the game, decides when a phone is done.
+# Enough steps that a farm run's --moves, not the game, decides when a phone is done
+# (for a game whose simulated phone counts steps).
 FARM_STEPS = 100_000
 
 
 class SimFleet:
     def __init__(
-        self, n: int, target: Any, profiles: Path, variant: str = "step", log_dir: Path | None = None,
-        size: str = "1080x2400", base_seed: int = 0,
+        self, n: int, target: Any, profiles: Path, game: str = "match3", game_args: Sequence[str] = (),
+        log_dir: Path | None = None, size: str = "1080x2400", base_seed: int = 0,
     ) -> None:  # fmt: skip
-        self.n, self.target, self.profiles, self.variant, self.size = n, target, Path(profiles), variant, size
+        self.n, self.target, self.profiles, self.size = n, target, Path(profiles), size
+        self.game, self.game_args = game, tuple(game_args)  # `agent sim serve` options for the game
         self.log_dir = Path(log_dir) if log_dir else Path("runs") / "phones"
         self.base_seed = base_seed
         self.ports: list[int] = []
-        self.procs: list[subprocess.Popen | None] = []
+        self.procs: list[subprocess.Popen[bytes] | None] = []
         self._logs: list[IO[bytes]] = []
 
     @property
@@ -34,8 +37,9 @@ class SimFleet:
         return [f"127.0.0.1:{p}" for p in self.ports]
 
     def _args(self, i: int) -> list[str]:
-        return ["--seed", str(self.base_seed + i), "--size", self.size, "--variant", self.variant,
-                "--steps", str(FARM_STEPS), "--profiles", str(self.profiles)]  # fmt: skip
+        args = ["--game", self.game, "--seed", str(self.base_seed + i), "--size", self.size,
+                "--profiles", str(self.profiles)]  # fmt: skip
+        return args + list(self.game_args)
 
     def __enter__(self) -> "SimFleet":
         from agent.device.adb import ensure_server

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from agent.errors import AgentError
 
@@ -15,10 +15,10 @@ from agent.errors import AgentError
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return cast(int, s.getsockname()[1])  # (host, port) for AF_INET
 
 
-def start_sim_phone(port: int, log: IO[bytes], *args: str, timeout_s: float = 60.0) -> subprocess.Popen:
+def start_sim_phone(port: int, log: IO[bytes], *args: str, timeout_s: float = 60.0) -> subprocess.Popen[bytes]:
     """`agent sim serve --port PORT ARGS...`, returned once it listens."""
     cmd = [sys.executable, "-m", "agent.cli", "sim", "serve", "--port", str(port), *args]
     # Its own session: a Ctrl-C at the terminal reaches whoever started it, who stops
@@ -32,7 +32,7 @@ def start_sim_phone(port: int, log: IO[bytes], *args: str, timeout_s: float = 60
     return proc
 
 
-def wait_listening(proc: subprocess.Popen, port: int, log: IO[bytes], timeout_s: float = 60.0) -> None:
+def wait_listening(proc: subprocess.Popen[bytes], port: int, log: IO[bytes], timeout_s: float = 60.0) -> None:
     until = time.monotonic() + timeout_s
     while time.monotonic() < until:
         if proc.poll() is not None:
@@ -47,7 +47,7 @@ def wait_listening(proc: subprocess.Popen, port: int, log: IO[bytes], timeout_s:
     raise AgentError(f"the simulated phone did not listen on port {port} within {timeout_s:g} s")
 
 
-def end_process(proc: subprocess.Popen) -> None:
+def end_process(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is not None:
         return
     proc.terminate()

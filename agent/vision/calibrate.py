@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -136,7 +137,7 @@ def calibrate_frame(
     return Calibration(board, clustering, reading, profile, time.perf_counter() - start, dict(sorted(counts.items())))
 
 
-def reading_json(reading: Reading, bbox: tuple[int, int, int, int]) -> dict:
+def reading_json(reading: Reading, bbox: tuple[int, int, int, int]) -> dict[str, Any]:
     """The JSON shape `agent calibrate --json` and `agent read --json` print."""
     return {
         "rows": reading.rows,

@@ -27,6 +27,7 @@ other label, the holes' included.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -127,7 +128,7 @@ def pairwise_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         raise ValueError(f"feature lengths disagree: {a.shape} vs {b.shape}")
     # the expansion is fast and float64 keeps its cancellation error far below one Lab unit
     sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * (a @ b.T)
-    return np.sqrt(np.clip(sq, 0.0, None) / a.shape[1])
+    return cast(np.ndarray, np.sqrt(np.clip(sq, 0.0, None) / a.shape[1]))
 
 
 def _stack(exemplars: list[Exemplar]) -> tuple[np.ndarray, list[str], np.ndarray]:

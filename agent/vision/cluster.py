@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, cast
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
@@ -82,7 +82,7 @@ def centre_contrast(lab_cells: np.ndarray, inset: float = 0.2) -> np.ndarray:
     s = lab_cells.shape[1]
     a = int(round(inset * s))
     inner = lab_cells[:, a : s - a, a : s - a].reshape(len(lab_cells), -1, 3)
-    return np.sqrt(inner.var(axis=1).sum(axis=1))
+    return cast(np.ndarray, np.sqrt(inner.var(axis=1).sum(axis=1)))
 
 
 def symmetric_distances(features: np.ndarray, swapped: np.ndarray) -> np.ndarray:
@@ -93,7 +93,7 @@ def symmetric_distances(features: np.ndarray, swapped: np.ndarray) -> np.ndarray
     came in, so calibration groups a BGR and an RGB copy of a screen identically."""
     a = pairwise_distances(features, features)
     b = pairwise_distances(swapped, swapped)
-    return np.sqrt(0.5 * (a * a + b * b))
+    return cast(np.ndarray, np.sqrt(0.5 * (a * a + b * b)))
 
 
 def cluster_cells(

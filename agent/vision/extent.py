@@ -13,6 +13,7 @@ some; holes are cells of the box that look like what lies around it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import cv2
 import numpy as np
@@ -49,13 +50,13 @@ def _contrast(cells: np.ndarray) -> np.ndarray:
     """Spread of each sampled cell (rows*cols,): how much is going on inside it."""
     r, c = cells.shape[:2]
     inner = cells[:, :, 1:-1, 1:-1].reshape(r * c, -1, cells.shape[-1])
-    return np.sqrt(inner.var(axis=1).sum(axis=1))
+    return cast(np.ndarray, np.sqrt(inner.var(axis=1).sum(axis=1)))
 
 
 def _nearest(d: np.ndarray) -> np.ndarray:
     d = d.copy()
     np.fill_diagonal(d, np.inf)
-    return d.min(axis=1)
+    return cast(np.ndarray, d.min(axis=1))
 
 
 class _Twins:
@@ -107,9 +108,10 @@ class _Twins:
         else:
             d = rms_distances(desc, desc[ref])
         d[ref, np.arange(ref.size)] = np.inf  # a cell is not its own twin
-        for i in np.flatnonzero(partial):  # cut by the screen's edge: compare what is there
-            m = valid[i]
-            d[i] = np.sqrt(((desc[ref][:, m] - desc[i, m]) ** 2).mean(axis=1))
+        if valid is not None:  # (without it no cell is partial)
+            for i in np.flatnonzero(partial):  # cut by the screen's edge: compare what is there
+                m = valid[i]
+                d[i] = np.sqrt(((desc[ref][:, m] - desc[i, m]) ** 2).mean(axis=1))
         # (never as far as half the typical pair: when the board's own cells differ that
         # much, as where a busy background shows between tiles, everything would be a twin)
         self.limit = max(_TWIN_FLOOR, min(_TWIN * self.typical_nn, 0.5 * self.pair), share * self.pair)
@@ -145,11 +147,12 @@ def side_forgiving_distances(a: np.ndarray, b: np.ndarray, sample: int, channels
         else:
             m[:, -strip:] = False
         masks.append(m)
-    out = None
+    out: np.ndarray | None = None
     for m in masks:
         flat = m.ravel()
         d = rms_distances(a[:, flat], b[:, flat])
         out = d if out is None else np.minimum(out, d)
+    assert out is not None  # masks is never empty
     return out
 
 
@@ -337,7 +340,7 @@ def _roughness(desc: np.ndarray) -> np.ndarray:
     a = np.stack([np.ones(s * s), xx.ravel(), yy.ravel()], axis=1)
     fit = a @ np.linalg.pinv(a)  # projection onto planes
     rest = v - np.einsum("ij,njc->nic", fit, v)
-    return np.sqrt((rest**2).sum(axis=2).mean(axis=1))
+    return cast(np.ndarray, np.sqrt((rest**2).sum(axis=2).mean(axis=1)))
 
 
 def _trim(board: np.ndarray) -> tuple[int, int, int, int]:

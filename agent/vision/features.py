@@ -31,6 +31,7 @@ Distances between features therefore stay in about Lab units.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import cast
 
 import cv2
 import numpy as np
@@ -128,7 +129,7 @@ def _blocks(img: np.ndarray, rows: int, cols: int, sample: int, margin: int, inn
     k = inner // bins
     cells = img.reshape(rows, sample, cols, sample, ch)[:, margin : margin + inner, :, margin : margin + inner]
     out = cells.reshape(rows, bins, k, cols, bins, k, ch).mean(axis=(2, 5))  # (r, by, c, bx, ch)
-    return out.transpose(0, 2, 1, 3, 4).reshape(rows * cols, bins * bins * ch)
+    return cast(np.ndarray, out.transpose(0, 2, 1, 3, 4).reshape(rows * cols, bins * bins * ch))
 
 
 def features_from_lab(lab: np.ndarray, rows: int, cols: int, inset: float, patch: int) -> np.ndarray:

@@ -10,6 +10,7 @@ points. That costs the same for any period or phase and no cell is cut out one b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import cv2
 import numpy as np
@@ -82,4 +83,4 @@ def rms_distances(a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
     a64 = a.astype(np.float64)
     b64 = b.astype(np.float64)
     sq = (a64 * a64).sum(1)[:, None] + (b64 * b64).sum(1)[None, :] - 2.0 * (a64 @ b64.T)
-    return np.sqrt(np.clip(sq, 0.0, None) / a.shape[1])
+    return cast(np.ndarray, np.sqrt(np.clip(sq, 0.0, None) / a.shape[1]))

@@ -24,7 +24,7 @@ feature vectors.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, cast
 
 import cv2
 import numpy as np
@@ -52,7 +52,7 @@ def object_mask(cell: np.ndarray) -> np.ndarray:
     background = ring[np.linalg.norm(ring - med, axis=1) < RING_INLIER]
     flat = cell.reshape(-1, 1, 3)
     near = np.sqrt(((flat - background[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
-    return (near >= BACKGROUND).reshape(s, s)
+    return cast(np.ndarray, (near >= BACKGROUND).reshape(s, s))
 
 
 def same_piece(a: np.ndarray, b: np.ndarray, margin: int) -> bool:
@@ -126,6 +126,6 @@ def merge_layer_splits(
         return groups
     out = groups.copy()
     for c in range(n_comp):
-        members = [ids[i] for i in np.flatnonzero(comp == c)]
-        out[np.isin(groups, members)] = min(members)
+        joined = [ids[i] for i in np.flatnonzero(comp == c)]
+        out[np.isin(groups, joined)] = min(joined)
     return out

@@ -247,6 +247,7 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
         if not any(grow):
             break
         margin = [m + _MARGIN_CELLS if g else m for m, g in zip(margin, grow)]
+    assert ext is not None  # the loop ran at least once and returned on None
     lat = crop.to_frame(ext.lattice)
     if not (GRID_MIN <= lat.rows <= GRID_MAX and GRID_MIN <= lat.cols <= GRID_MAX):
         return None

@@ -17,6 +17,7 @@ they were seen) for `agent.vision.locate` to confirm, place and measure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import cv2
 import numpy as np
@@ -66,7 +67,7 @@ def detail(lab: np.ndarray, sigma: float = HIGHPASS_SIGMA) -> np.ndarray:
     lab = cv2.GaussianBlur(lab, (0, 0), sigma * 0.5)
     gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)
-    return np.sqrt((gx * gx + gy * gy).sum(axis=2))[..., None]
+    return cast(np.ndarray, np.sqrt((gx * gx + gy * gy).sum(axis=2))[..., None])
 
 
 def axis_acf(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +96,7 @@ def _interp(v: np.ndarray, pos: np.ndarray) -> np.ndarray:
     lo = np.floor(pos).astype(np.int64)
     t = (pos - lo).astype(v.dtype)
     lo = np.clip(lo, 0, v.shape[1] - 2)
-    return v[:, lo] * (1 - t) + v[:, lo + 1] * t
+    return cast(np.ndarray, v[:, lo] * (1 - t) + v[:, lo + 1] * t)
 
 
 def comb_scores(v: np.ndarray, periods: np.ndarray, span: float = _SPAN, harmonics: int = 3) -> np.ndarray:
@@ -118,7 +119,7 @@ def comb_scores(v: np.ndarray, periods: np.ndarray, span: float = _SPAN, harmoni
     after = _interp(v, np.minimum((k + 0.5) * p, top))
     contrast = peaks - np.maximum(before, after)
     contrast = np.where(use[None], contrast, np.inf)
-    return contrast.min(axis=-1)
+    return cast(np.ndarray, contrast.min(axis=-1))
 
 
 def _top_periods(scores: np.ndarray, periods: np.ndarray, top: int) -> list[list[tuple[float, float]]]:

@@ -51,7 +51,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 import numpy as np
 import tomli_w
@@ -124,7 +124,7 @@ class GameProfile:
         cls, game: str, rows: int, cols: int, bbox: BBox, width: int, height: int, exemplars: list[Exemplar], **kw: Any
     ) -> "GameProfile":
         """A profile whose board_frac is derived from the pixel bbox on a width x height screen."""
-        return cls(game, rows, cols, tuple(bbox), bbox_to_frac(bbox, width, height), exemplars, **kw)
+        return cls(game, rows, cols, cast(BBox, tuple(bbox)), bbox_to_frac(bbox, width, height), exemplars, **kw)
 
     def scaled_to(self, width: int, height: int) -> "GameProfile":
         """This profile on a width x height screen: the bbox recomputed from board_frac.
@@ -262,7 +262,7 @@ class _Checker:
             raise self.fail(key, f"expected a non-empty string, got {_got(value)}")
         return value
 
-    def quad(self, value: Any, key: str, *, ints: bool) -> tuple:
+    def quad(self, value: Any, key: str, *, ints: bool) -> tuple[Any, Any, Any, Any]:
         kind = "integers" if ints else "numbers"
         if (
             not isinstance(value, list)
@@ -271,13 +271,13 @@ class _Checker:
             or any(not math.isfinite(v) for v in value)
         ):
             raise self.fail(key, f"expected 4 {kind} [x0, y0, x1, y1], got {_got(value)}")
-        return tuple(value)
+        return cast(tuple[Any, Any, Any, Any], tuple(value))  # checked above: four of them
 
     def fractions(self, value: Any, key: str) -> Frac:
         f = self.quad(value, key, ints=False)
         if not (0.0 <= f[0] < f[2] <= 1.0 and 0.0 <= f[1] < f[3] <= 1.0):
             raise self.fail(key, f"expected screen fractions 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1, got {list(f)}")
-        return tuple(float(v) for v in f)  # type: ignore[return-value]
+        return cast(Frac, tuple(float(v) for v in f))
 
     # -- the document -----------------------------------------------------------------
     def document(self, doc: dict[str, Any]) -> DeviceProfile:

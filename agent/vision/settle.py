@@ -10,7 +10,7 @@ average would hide it), on a downsampled copy (fast, and JPEG noise averages out
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Protocol, cast
 
 import cv2
 import numpy as np
@@ -68,7 +68,7 @@ def _board_small(frame: np.ndarray, bbox: BBox, rows: int, cols: int) -> np.ndar
 
 def _cell_diff(a_small: np.ndarray, b_small: np.ndarray, rows: int, cols: int) -> np.ndarray:
     d = cv2.absdiff(a_small, b_small).astype(np.float32)
-    return d.reshape(rows, _DIFF_SAMPLE, cols, _DIFF_SAMPLE, -1).mean(axis=(1, 3, 4))
+    return cast(np.ndarray, d.reshape(rows, _DIFF_SAMPLE, cols, _DIFF_SAMPLE, -1).mean(axis=(1, 3, 4)))
 
 
 def board_diff(a: np.ndarray, b: np.ndarray, bbox: BBox, rows: int, cols: int) -> np.ndarray:

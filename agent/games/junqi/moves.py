@@ -133,7 +133,8 @@ def straight_routes(board: Board, start: Station, rules: MoveRules = MoveRules()
     routes: dict[Station, tuple[Station, ...]] = {}
     for first in t.rail_neighbours[start]:
         walk = [start]
-        prev, cur = start, first
+        prev: Station = start
+        cur: Station | None = first
         while cur is not None and cur != start:
             stop = _stop(board, side, cur)
             if stop is _Stop.BLOCKED:

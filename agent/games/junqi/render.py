@@ -68,8 +68,8 @@ def render_board(
             if frozenset((top, bottom)) not in t.links:  # blocked by the mountains
                 (x, y0), (_, y1) = lay.xy(top), lay.xy(bottom)
                 ym = (y0 + y1) // 2
-                pts = np.array([[x - 22, ym + 12], [x, ym - 14], [x + 22, ym + 12]], np.int32)
-                cv2.fillPoly(img, [pts], MOUNTAIN, cv2.LINE_AA)
+                peak = np.array([[x - 22, ym + 12], [x, ym - 14], [x + 22, ym + 12]], np.int32)
+                cv2.fillPoly(img, [peak], MOUNTAIN, cv2.LINE_AA)
 
     # The route runs under the stations and pieces; its arrow head and rings go on top.
     pts = [lay.xy(s) for s in (route or ())]

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
-from typing import Iterable, Sequence
+from functools import cached_property, partial
+from typing import Callable, Iterable, Sequence
 
 Station = tuple[int, int]
 
@@ -135,7 +135,7 @@ class Topology:
             a, b = tuple(link)
             out[a].append(b)
             out[b].append(a)
-        return {s: tuple(sorted(ns, key=lambda n, s=s: _direction_rank(s, n))) for s, ns in out.items()}
+        return {s: tuple(sorted(ns, key=partial(_direction_rank, s))) for s, ns in out.items()}
 
     @cached_property
     def _straight(self) -> dict[tuple[Station, Station], Station]:
@@ -242,7 +242,10 @@ class Topology:
 def _straight_runs(rows: int, cols: int, rail: set[frozenset[Station]]) -> tuple[tuple[Station, ...], ...]:
     """Maximal horizontal, then vertical, runs of consecutive rail segments."""
     runs: list[tuple[Station, ...]] = []
-    for outer, inner, at in ((rows, cols, lambda i, j: (i, j)), (cols, rows, lambda i, j: (j, i))):
+    orders: tuple[tuple[int, int, Callable[[int, int], Station]], ...] = (
+        (rows, cols, lambda i, j: (i, j)), (cols, rows, lambda i, j: (j, i)),
+    )
+    for outer, inner, at in orders:
         for i in range(outer):
             run: list[Station] = []
             for j in range(inner - 1):

@@ -9,8 +9,8 @@
 | `batch` | `BatchSolver` (vectorised solves) and `lookup_table` (every difference precomputed) |
 | `render`, `sim` | the simulated phone's screen and `LightsOutPhone` |
 | `reader`, `sim_profile` | reading the lights with a device profile; the sim's profile |
-| `play`, `runner` | the play loop and `agent play --game lightsout` |
-| `solve_cli`, `picture`, `bench` | `agent solve --game lightsout`, its PNG, `agent bench lightsout` |
+| `game` | the game behind the `Game` protocol: board notation, reader, player, gestures, simulated phone |
+| `solve`, `picture`, `bench` | the solver for `agent solve --game lightsout`, its PNG, `agent bench lightsout` |
 | `puzzles/` | example puzzle files |
 """
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class BatchSolver:
         words = as_words(diffs, self.puzzle.n_lights)
         if self._syndrome is None:
             return np.ones(len(words), dtype=bool)
-        return ~self._syndrome(words).any(axis=1)
+        return cast(np.ndarray, ~self._syndrome(words).any(axis=1))
 
     def one(self, diffs: np.ndarray) -> np.ndarray:
         """The particular solution of each difference, (N, W) uint64 (meaningless where unsolvable)."""
@@ -82,7 +83,7 @@ class BatchSolver:
 
     def all(self, diffs: np.ndarray) -> np.ndarray:
         """Every solution of each difference: (N, 2^nullity, W) uint64 (meaningless where unsolvable)."""
-        return self.one(diffs)[:, None, :] ^ self._span()[None, :, :]
+        return cast(np.ndarray, self.one(diffs)[:, None, :] ^ self._span()[None, :, :])
 
     def fewest(self, diffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(solvable (N,), fewest-press solution (N, W), its press count (N,), -1 if unsolvable)."""

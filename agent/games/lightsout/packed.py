@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, cast
 
 import numpy as np
 
@@ -54,7 +54,7 @@ def unpack_ints(words: np.ndarray) -> list[int]:
 
 def popcount(words: np.ndarray) -> np.ndarray:
     """Set bits per vector: (..., W) uint64 -> (...) int64."""
-    return np.bitwise_count(words).sum(axis=-1, dtype=np.int64)
+    return cast(np.ndarray, np.bitwise_count(words).sum(axis=-1, dtype=np.int64))
 
 
 def as_words(batch: np.ndarray, n_bits: int) -> np.ndarray:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from agent.errors import AgentError
 from agent.games.lightsout.gf2 import bits, from_bits, transpose
@@ -209,6 +209,7 @@ def builtin(name: str, rows: int | None = None, cols: int | None = None) -> Puzz
             rows = cols = 5
         rows = cols if rows is None else rows
         cols = rows if cols is None else cols
+        assert rows is not None and cols is not None  # both given, one, or neither (5)
         return lights_out(rows, cols) if name == "lightsout" else torus(rows, cols)
     raise PuzzleError(f"no built-in puzzle {name!r}", hint=f"use one of {', '.join(BUILTIN)} or a puzzle FILE")
 
@@ -370,7 +371,7 @@ def _int(doc: dict[str, Any], key: str, where: str, lo: int, hi: int) -> int:
     v = doc[key]
     if not _is_int(v) or not lo <= v <= hi:
         raise PuzzleError(f"{where}: {key} must be an integer in {lo}..{hi}, got {v!r}")
-    return v
+    return cast(int, v)
 
 
 def _pair(doc: dict[str, Any], key: str, where: str) -> tuple[int, int] | None:

@@ -123,7 +123,9 @@ def background(layout: Layout) -> np.ndarray:
     return out
 
 
-def _text(img: np.ndarray, text: str, cx: int, baseline: int, scale: float, colour, thickness: int) -> None:
+def _text(
+    img: np.ndarray, text: str, cx: int, baseline: int, scale: float, colour: tuple[int, int, int], thickness: int
+) -> None:
     (tw, _), _ = cv2.getTextSize(text, FONT, scale, thickness)
     cv2.putText(img, text, (cx - tw // 2, baseline), FONT, scale, colour, thickness, cv2.LINE_AA)
 

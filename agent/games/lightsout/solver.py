@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -156,7 +156,7 @@ class Solver:
             start = pz.start
         g = pz.goal if goal is None else goal
         d = self._diff(start, g)
-        common = dict(puzzle=pz, start=start, goal=g, rank=self.rank, nullity=self.nullity)
+        common: dict[str, Any] = dict(puzzle=pz, start=start, goal=g, rank=self.rank, nullity=self.nullity)
         if not self.elimination.consistent(d):
             return SolveResult(
                 **common, solvable=False, solution=None, min_presses=None, exact=True, min_count=None,
@@ -219,8 +219,8 @@ def _local_search(p: int, basis: tuple[int, ...], restarts: int = LOCAL_SEARCH_R
     for attempt in range(restarts):
         x = p
         if attempt:
-            for i in np.flatnonzero(rng.integers(0, 2, size=k)):
-                x ^= basis[int(i)]
+            for pick in np.flatnonzero(rng.integers(0, 2, size=k)):
+                x ^= basis[int(pick)]
         improved = True
         while improved:
             improved = False

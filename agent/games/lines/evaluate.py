@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import cast
 
 import cv2
 import numpy as np
@@ -137,7 +138,7 @@ class Evaluator:
         onehot[:, 0] = 0.0  # label 0 is the balls
         touches = (self.geom.neighbours @ onehot) > 0.5
         ball = board.ravel() != EMPTY
-        return ((touches.astype(np.float64) @ onehot.T) > 0.5) & ball[:, None]
+        return cast(np.ndarray, ((touches.astype(np.float64) @ onehot.T) > 0.5) & ball[:, None])
 
     def table(self, board: np.ndarray) -> MoveTable:
         k = self.colors

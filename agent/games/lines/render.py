@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import cv2
 import numpy as np
@@ -83,7 +84,7 @@ def _disc_alpha(n: int, radius: float) -> np.ndarray:
     yy, xx = np.mgrid[0:n, 0:n].astype(np.float32)
     c = (n - 1) / 2.0
     d = np.sqrt((xx - c) ** 2 + (yy - c) ** 2)
-    return np.clip(radius - d + 0.5, 0.0, 1.0)[..., None]
+    return cast(np.ndarray, np.clip(radius - d + 0.5, 0.0, 1.0)[..., None])
 
 
 def _shading(n: int, radius: float) -> tuple[np.ndarray, np.ndarray]:

@@ -32,7 +32,8 @@ def sim_game_profile(phone: LinesSimPhone) -> GameProfile:
     feats, labels = [], []
     board = specimen_board(cfg.rows, cfg.cols, cfg.colors, cfg.wildcard)
     # Twice: plain, and with a selected ball, so the selection ring is part of what a ball looks like.
-    for selected in (None, tuple(int(v) for v in np.argwhere(board != EMPTY)[0])):
+    r, c = np.argwhere(board != EMPTY)[0]
+    for selected in (None, (int(r), int(c))):
         frame = render_board(layout, board, 0, (), selected)
         feats.append(cell_features(frame, layout.board_bbox, cfg.rows, cfg.cols))
         labels.extend([[char_of(int(v)) for v in row] for row in board.tolist()])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -29,7 +30,7 @@ _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
 def _popcount(raw: np.ndarray) -> np.ndarray:
-    return np.bitwise_count(raw) if hasattr(np, "bitwise_count") else _POP8[raw]  # numpy < 2
+    return cast(np.ndarray, np.bitwise_count(raw) if hasattr(np, "bitwise_count") else _POP8[raw])  # numpy < 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,13 +117,14 @@ class PackedBoards:
 
     def count(self, x: int) -> np.ndarray:
         """Set bits per board."""
-        return self.count_many([x])[0]
+        return cast(np.ndarray, self.count_many([x])[0])
 
     def count_many(self, xs: list[int]) -> np.ndarray:
         """Set bits per board of each mask: (len(xs), n)."""
         size = self.n * self.lay.board_bytes
         raw = np.frombuffer(b"".join(x.to_bytes(size, "little") for x in xs), dtype=np.uint8)
-        return _popcount(raw).reshape(len(xs), self.n, self.lay.board_bytes).sum(axis=2, dtype=np.int64)
+        counts = _popcount(raw).reshape(len(xs), self.n, self.lay.board_bytes).sum(axis=2, dtype=np.int64)
+        return cast(np.ndarray, counts)
 
     def _same(self, shift: int) -> int:
         p0, p1, p2, known, _ = self.planes

@@ -16,7 +16,7 @@ still replays its choice with `rules.apply_move` before it is played.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import Callable, Iterable, Literal, NamedTuple, Sequence
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from agent.games.match3.bitbatch import PackedBoards
 from agent.games.match3.board import EMPTY, Board, Move
 from agent.games.match3.rules import Match3Config
 
-Key = tuple  # Outcome.key: sorts best first
+Key = tuple[int, int, int, int, tuple[Move, ...]]  # Outcome.key: sorts best first
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class Evaluator:
         planes = self.base
         for n in range(1, len(moves)):
             key = canonical[:n]
-            nxt = self._prefix.get(key, False)
+            nxt: br.Planes | None | Literal[False] = self._prefix.get(key, False)
             if nxt is False:
                 nxt = self.swap(planes, moves[n - 1])
                 if nxt is not None and br.has_match(nxt, self.lay.stride):
@@ -188,7 +188,8 @@ class SwapScan:
 
 
 def scan_swaps(ev: Evaluator) -> SwapScan:
-    clearing, quiet = [], []
+    clearing: list[Swap] = []
+    quiet: list[Swap] = []
     rows, cols = ev.board.rows, ev.board.cols
     lay, kinds, base = ev.lay, ev.kinds, ev.base
     # Where each type would complete a run: a swap can clear only if one of its tiles
@@ -206,8 +207,8 @@ def scan_swaps(ev: Evaluator) -> SwapScan:
                 sw = Swap(r, c, d, 2 * a + (d == "R"), a, b, i, j, ki, kj)
                 maybe = wanted[kj] >> i & 1 or wanted[ki] >> j & 1
                 (clearing if maybe and br.has_match(br.swap(base, i, j), lay.stride) else quiet).append(sw)
-    rows = tuple((n, q.i, q.j, q.ka, q.kb) for n, q in enumerate(quiet))
-    return SwapScan(tuple(clearing), tuple(quiet), rows)
+    quiet_rows = tuple((n, q.i, q.j, q.ka, q.kb) for n, q in enumerate(quiet))
+    return SwapScan(tuple(clearing), tuple(quiet), quiet_rows)
 
 
 def setups(ev: Evaluator, scan: SwapScan, finisher: Swap, pred: br.Prediction) -> list[int]:
@@ -223,7 +224,7 @@ def setups(ev: Evaluator, scan: SwapScan, finisher: Swap, pred: br.Prediction) -
     # A first swap on the finisher's own cells: kept from the first phase on.
     mine = (1 << finisher.i) | (1 << finisher.j)
     out: list[int] = []
-    left = scan.rows
+    left: Sequence[tuple[int, int, int, int, int]] = scan.rows
     kinds = ev.n_kinds
     stride, cells, base = lay.stride, ev.cells, ev.base
     fallen = 0  # cells tiles have fallen through so far (a superset, in the current rows)
@@ -249,7 +250,7 @@ def setups(ev: Evaluator, scan: SwapScan, finisher: Swap, pred: br.Prediction) -
         for _ in range(lay.rows - 1):
             up |= (up << 1) & cells
         fallen |= up
-        still = []
+        still: list[tuple[int, int, int, int, int]] = []
         for n, i, j, ki, kj in left:
             if sensitive[kj] >> i & 1 or sensitive[ki] >> j & 1:
                 out.append(n)

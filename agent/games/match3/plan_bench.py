@@ -8,7 +8,7 @@ import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from agent.games.match3 import bitrules as br
 from agent.games.match3.candidates import Evaluator, score_of
 from agent.games.match3.plan_solver import Outcome, PlanSolver, default_objective, replay
 from agent.games.match3.rules import (
-    GameState, Match3Config, apply_move, has_match, is_legal_swap, is_over, new_game, random_board,
+    GameState, Match3Config, Variant, apply_move, has_match, is_legal_swap, is_over, new_game, random_board,
 )
 from agent.games.match3.solver import GreedySolver, Solver, make_solver
 
@@ -94,9 +94,9 @@ class SolveBench:
     plan_scores: list[int] = field(default_factory=list)
     exhaustive_scores: list[int] = field(default_factory=list)
     plan_steps: list[int] = field(default_factory=list)
-    losses: Counter = field(default_factory=Counter)  # why the exhaustive search did better
+    losses: Counter[str] = field(default_factory=Counter)  # why the exhaustive search did better
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         med = statistics.median
         n = max(1, len(self.plan_ms))
         out = {
@@ -153,7 +153,7 @@ def bench_solve(
     config = Match3Config()
     objective = objective or default_objective(config)
     solver = solver or PlanSolver(objective=objective)
-    solver.index  # loading is measured separately
+    _ = solver.index  # loading is measured separately
     rng = np.random.default_rng(seed)
     result = SolveBench(boards, objective=objective, prune=prune)
     positions = [random_board(config, rng) for _ in range(boards)]
@@ -236,7 +236,7 @@ def bench_play(
     variant: str = "step", games: int = 200, seed: int = 0, solvers: tuple[str, ...] = BENCH_SOLVERS,
     max_moves: int = 200, progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, list[GameResult]]:
-    config = Match3Config(variant=variant)
+    config = Match3Config(variant=cast(Variant, variant))  # checked by Match3Config
     results: dict[str, list[GameResult]] = {}
     for name in solvers:
         out = []

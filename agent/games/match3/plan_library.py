@@ -26,7 +26,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -92,11 +92,11 @@ class Plan:
     def width(self) -> int:
         return self.target.index("/") if "/" in self.target else len(self.target)
 
-    def record(self) -> list:
+    def record(self) -> list[Any]:
         return [self.count, self.target, self.final, ";".join(str(s) for s in self.steps)]
 
     @classmethod
-    def from_record(cls, rec: Sequence) -> "Plan":
+    def from_record(cls, rec: Sequence[Any]) -> "Plan":
         count, target, final, steps = rec
         return cls(int(count), target, final, tuple(PlanStep.parse(s) for s in steps.split(";")))
 
@@ -114,7 +114,7 @@ def count_table(counts_and_steps: Iterator[tuple[int, int]]) -> dict[str, dict[s
     return table
 
 
-def library_header(plans: Sequence[Plan], generator: str, variant: str) -> dict:
+def library_header(plans: Sequence[Plan], generator: str, variant: str) -> dict[str, Any]:
     return {
         "format": FORMAT_VERSION,
         "generator": generator,
@@ -128,12 +128,12 @@ def library_header(plans: Sequence[Plan], generator: str, variant: str) -> dict:
 class PlanLibrary:
     """The header and the raw records; `Plan` objects are made only for plans used."""
 
-    def __init__(self, header: dict, records: list[list]) -> None:
+    def __init__(self, header: dict[str, Any], records: list[list[Any]]) -> None:
         self.header = header
         self.records = records
 
     @classmethod
-    def from_plans(cls, header: dict, plans: Sequence[Plan]) -> "PlanLibrary":
+    def from_plans(cls, header: dict[str, Any], plans: Sequence[Plan]) -> "PlanLibrary":
         return cls(header, [p.record() for p in plans])
 
     def __len__(self) -> int:

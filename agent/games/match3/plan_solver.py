@@ -22,14 +22,14 @@ which is what the play loop checks on screen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Literal, Sequence, cast
 
 import numpy as np
 
 from agent.games.match3.board import MAX_TYPES, Board, Move
 from agent.games.match3 import bitrules as br
 from agent.games.match3.candidates import (
-    Evaluator, Swap, SwapScan, other_paths, scan_swaps, score_batch, setups, swap_code,
+    Evaluator, Key, Swap, SwapScan, other_paths, scan_swaps, score_batch, setups, swap_code,
 )
 from agent.games.match3.plan_library import Plan, PlanLibrary, PlanLibraryError, load_library
 from agent.games.match3.rules import GameState, Match3Config, apply_move, find_groups, has_match, is_legal_swap
@@ -161,7 +161,9 @@ class PlanIndex:
                 cc.append(j)
                 hh.append(np.full(k.size, h, dtype=np.int64))
                 ww.append(np.full(k.size, w, dtype=np.int64))
-            cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
+            def cat(parts: list[np.ndarray]) -> np.ndarray:
+                return cast(np.ndarray, np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
+
             span = (max((h for h, _ in sizes), default=1), max((w for _, w in sizes), default=1))
             k, i, j, hs, ws = cat(kinds), cat(rr), cat(cc), cat(hh), cat(ww)
             gather = ((((hs - 1) * span[1] + (ws - 1)) * n_kinds + k) * rows + i) * cols + j
@@ -209,7 +211,7 @@ class Outcome:
             return self.steps_gained - self.steps_spent
         return self.points
 
-    def key(self, objective: str) -> tuple:
+    def key(self, objective: str) -> Key:
         """Sorts best first; ties go to more tiles, more points, fewer swaps, then the
         swaps in reading order, so the choice never depends on the order plans matched."""
         return (-self.score(objective), -self.tiles_cleared, -self.points, len(self.moves),
@@ -228,7 +230,7 @@ def replay(
     canonical = tuple(m.canonical() for m in moves)
     for n, move in enumerate(moves[:-1], 1):
         key = canonical[:n]
-        nxt = prefix_cache.get(key, False) if prefix_cache is not None else False
+        nxt: Board | None | Literal[False] = prefix_cache.get(key, False) if prefix_cache is not None else False
         if nxt is False:
             nxt = None
             if is_legal_swap(current, move) and current[move.cells()[0]] != current[move.other]:
@@ -330,7 +332,7 @@ ORIGINS = {
 }
 
 
-def _naming(plan: Plan, kind: int, row: int, col: int) -> tuple:
+def _naming(plan: Plan, kind: int, row: int, col: int) -> tuple[int, int, int, int, str, str]:
     """Which of several plans with the same swaps names them: the biggest elimination, then
     reading order."""
     return (-plan.count, kind, row, col, plan.target, plan.final)
@@ -369,14 +371,18 @@ class _Pool:
     """Candidate sequences, one per distinct swap sequence, with the flat cells of their
     first and last swaps for the batch scorer."""
 
-    cands: list = field(default_factory=list)  # _Candidate, (moves, origin) for a non-plan, or a _Placed plan
+    # _Candidate, (moves, origin) for a non-plan, or a _Placed plan
+    cands: list[_Candidate | tuple[tuple[Move, ...], str] | _Placed] = field(default_factory=list)
     make: Callable[["_Placed"], "_Candidate"] | None = None
     keys: list[tuple[int, ...]] = field(default_factory=list)
     firsts: list[tuple[int, int]] = field(default_factory=list)
     lasts: list[tuple[int, int]] = field(default_factory=list)
     _where: dict[tuple[int, ...], int] = field(default_factory=dict)
 
-    def add(self, key: tuple[int, ...], moves: tuple[Move, ...], origin: str, first, last) -> None:
+    def add(
+        self, key: tuple[int, ...], moves: tuple[Move, ...], origin: str,
+        first: Swap | tuple[int, int] | None, last: Swap | tuple[int, int] | None,
+    ) -> None:
         """A sequence that is not a plan; its candidate is made only if it is chosen."""
         if key not in self._where:
             self._append(key, (moves, origin), _cells(first), _cells(last))
@@ -402,7 +408,10 @@ class _Pool:
         if isinstance(at, _Placed) and placed.naming() < at.naming():
             self.cands[i] = placed
 
-    def _append(self, key, cand, first, last) -> None:
+    def _append(
+        self, key: tuple[int, ...], cand: _Candidate | tuple[tuple[Move, ...], str] | _Placed,
+        first: tuple[int, int], last: tuple[int, int],
+    ) -> None:
         self._where[key] = len(self.cands)
         self.cands.append(cand)
         self.keys.append(key)
@@ -476,7 +485,7 @@ class _Placed:
     row: int
     col: int
 
-    def naming(self) -> tuple:
+    def naming(self) -> tuple[int, int, int, int, str, str]:
         return _naming(self.geo.plan, self.kind, self.row, self.col)
 
 
@@ -577,12 +586,12 @@ class PlanSolver:
         counts = self.index.counts[found.plan]
         steps = self.index.steps[found.plan]
         if objective == "seed":
-            return counts - 3 - steps
+            return cast(np.ndarray, counts - 3 - steps)
         if objective == "gain":
             levels = np.array([config.level(k) for k in range(MAX_TYPES)], dtype=np.int64)
             spent = steps if config.variant == "step" else 0
-            return (counts - 3) * 3 ** levels[found.kind] - spent
-        return 10 * counts + 10 * np.maximum(counts - 3, 0)
+            return cast(np.ndarray, (counts - 3) * 3 ** levels[found.kind] - spent)
+        return cast(np.ndarray, 10 * counts + 10 * np.maximum(counts - 3, 0))
 
     def _plans(self, config: Match3Config, objective: str, board: Board,
                pool: _Pool) -> Iterator[tuple[int, _Candidate]]:
@@ -610,7 +619,7 @@ class PlanSolver:
     def _longs(self, found: Matches, estimate: np.ndarray, which: np.ndarray) -> Iterator[tuple[int, _Candidate]]:
         """The long plans best first by their own score, one estimate at a time (the caller
         usually stops within the first one or two), ties in an order of content only."""
-        seen: set[tuple] = set()
+        seen: set[tuple[tuple[int, int, str], ...]] = set()
         est = estimate[which]
         for level in np.unique(est)[::-1].tolist():
             at = which[est == level]
@@ -670,13 +679,13 @@ class PlanSolver:
         for estimate, cand in longs:
             if prune and best is not None and estimate + allowance <= best:
                 break
-            got = ev.score(cand.moves, ev.mask(cand.must_clear))
-            if got is not None:
-                extra_keys.append(got.key[:4])
+            scored = ev.score(cand.moves, ev.mask(cand.must_clear))
+            if scored is not None:
+                extra_keys.append(scored.key[:4])
                 extra.append(cand)
-                best = got.score if best is None else max(best, got.score)
+                best = scored.score if best is None else max(best, scored.score)
         kept = np.nonzero(valid)[0].tolist()
-        cands: list = [table.rows[i] for i in kept] + extra  # table rows, then long plans
+        cands: list[int | _Candidate] = [table.rows[i] for i in kept] + extra  # table rows, then long plans
         extra_codes = [tuple(swap_code(m, board.cols) for m in c.moves) for c in extra]
 
         def codes(i: int) -> tuple[int, ...]:
@@ -691,9 +700,8 @@ class PlanSolver:
             if codes(i) in named:
                 continue
             named.add(codes(i))
-            cand = cands[i]
-            if not isinstance(cand, _Candidate):
-                cand = table.candidate(cand, pool, scan)
+            at = cands[i]
+            cand = at if isinstance(at, _Candidate) else table.candidate(at, pool, scan)
             # The rules engine has the last word: this is what the play loop will check.
             outcome = replay(config, board, cand.moves, cand.must_clear)
             if outcome is not None:

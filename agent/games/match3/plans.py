@@ -210,7 +210,8 @@ class ShapeSearch:
             found = self._descend_from(start, allowed)
             if found is not None:
                 return found
-            if self._goal_side(region) is not None and start not in self._goal_side(region):
+            side = self._goal_side(region)  # (cached)
+            if side is not None and start not in side:
                 return None  # the goal's whole component in the region, without the start
             return self._astar(start, allowed)
         snug = _box_mask(*_union(_bbox(_cells(start)), self.goal_box))
@@ -431,6 +432,9 @@ class BuildReport:
     abandoned: int = 0  # searches given up at SEARCH_CAP
 
 
+_Rank = tuple[int, int, str, str, tuple[PlanStep, ...]]  # steps, window area, target, final, steps
+
+
 def build_plans(
     options: GeneratorOptions = COMPLETE, progress: Progress | None = None
 ) -> tuple[PlanLibrary, BuildReport]:
@@ -439,7 +443,7 @@ def build_plans(
     searches = [ShapeSearch(shape) for shape in BASE_SHAPES]
     report = BuildReport(options)
     frame_mask = _box_mask(0, FRAME - 1, 0, FRAME - 1) if options.frame else None
-    chosen: dict[object, tuple] = {}  # key -> (rank, plan)
+    chosen: dict[object, tuple[_Rank, Plan]] = {}  # key -> (rank, plan)
     claimed: set[object] = set()
     shapes = orientations(options)
     for i, o in enumerate(shapes):
@@ -483,8 +487,8 @@ def build_plans(
                         report.claimed_then_failed += 1
                     continue
                 steps_cells = []
-                for b, nb in path:
-                    (r1, c1), (r2, c2) = _cell(b), _cell(nb)
+                for bit, nb in path:
+                    (r1, c1), (r2, c2) = _cell(bit), _cell(nb)
                     f1, f2 = fwd(r1, c1), fwd(r2, c2)
                     steps_cells.append(((f1[0] + dr, f1[1] + dc), (f2[0] + dr, f2[1] + dc)))
                 window = box
@@ -513,7 +517,7 @@ def build_plans(
     return PlanLibrary.from_plans(header, plans), report
 
 
-def plan_order(plan: Plan) -> tuple:
+def plan_order(plan: Plan) -> tuple[int, int, int, int, str, str, tuple[tuple[int, int, str], ...]]:
     return (plan.count, len(plan.steps), plan.height, plan.width, plan.target, plan.final,
             tuple((s.row, s.col, s.direction) for s in plan.steps))
 

@@ -228,12 +228,12 @@ def sprite(kind: int, cell_px: int) -> Sprite:
     r = n * 0.39
     base = np.array(TILE_COLORS[kind], np.float32)
     body = _shape_mask(kind, n, r).astype(np.float32) / 255
-    shadow = _shape_mask(kind, n, r, dx=n * 0.025, dy=n * 0.045).astype(np.float32) / 255
+    shadow: np.ndarray = _shape_mask(kind, n, r, dx=n * 0.025, dy=n * 0.045).astype(np.float32) / 255
     shadow = cv2.GaussianBlur(shadow, (0, 0), n * 0.02) * 0.38
 
     # Lit from the top: lighter above, darker below.
     ys = np.linspace(-1, 1, n, dtype=np.float32)[:, None, None]
-    color = np.empty((n, n, 3), np.float32)
+    color: np.ndarray = np.empty((n, n, 3), np.float32)
     top_mix = np.clip(-ys, 0, 1) * 0.35  # towards white at the top
     bottom_mix = np.clip(ys, 0, 1) * 0.35  # towards black at the bottom
     color[:] = base * (1 - bottom_mix)
@@ -273,8 +273,8 @@ def _scaled(kind: int, cell_px: int, scale: float, alpha: float) -> Sprite:
 
 
 # -- background -------------------------------------------------------------------
-def _text_centered(img: np.ndarray, text: str, cx: int, baseline: int, scale: float, color, thickness: int,
-                   font: int = FONT, outline: tuple[int, int, int] | None = None) -> None:  # fmt: skip
+def _text_centered(img: np.ndarray, text: str, cx: int, baseline: int, scale: float, color: tuple[int, int, int],
+                   thickness: int, font: int = FONT, outline: tuple[int, int, int] | None = None) -> None:  # fmt: skip
     (w, _), _ = cv2.getTextSize(text, font, scale, thickness)
     org = (cx - w // 2, baseline)
     if outline is not None:

@@ -15,7 +15,7 @@ Variants:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Iterator, Literal, cast
 
 import numpy as np
 
@@ -222,7 +222,7 @@ def is_legal_swap(board: Board, move: Move) -> bool:
     return board.inside(r1, c1) and board.inside(r2, c2) and board[r1, c1] >= 0 and board[r2, c2] >= 0
 
 
-def matching_swaps(board: Board):
+def matching_swaps(board: Board) -> Iterator[Move]:
     """Swaps that create at least one match (the legal moves of `classic`)."""
     for move in adjacent_swaps(board.rows, board.cols):
         if is_legal_swap(board, move) and board[move.cells()[0]] != board[move.other]:
@@ -262,7 +262,7 @@ def group_points(group: Group, depth: int) -> int:
 
 
 def step_gain(config: Match3Config, group: Group) -> int:
-    return (group.size - 3) * 3 ** config.level(group.kind)
+    return (group.size - 3) * cast(int, 3 ** config.level(group.kind))  # int ** int is typed Any
 
 
 def new_game(config: Match3Config, rng: np.random.Generator) -> GameState:

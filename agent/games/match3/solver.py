@@ -43,6 +43,7 @@ def evaluate(config: Match3Config, board: Board, move: Move) -> Choice:
     state = GameState(board=board, steps_left=max(1, config.start_steps))
     out = apply_move(config, state, move, rng=None)
     predicted = out.phases[-1].refilled if out.phases else (out.swapped if out.applied else board)
+    objective: tuple[int, ...]
     if config.variant == "step":
         objective = (out.steps_gained - out.steps_spent, out.tiles_cleared, out.points)
     else:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class Figure:
     p95_ms: float
     target_ms: float | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
@@ -95,6 +96,6 @@ def run(
     )
     for name, img in realshots(shared) if shared else []:
         note(f"calibrating {name}")
-        t = _time(lambda img=img: calibrate_frame(img), max(1, calibrate_runs // 2))
+        t = _time(partial(calibrate_frame, img), max(1, calibrate_runs // 2))
         figures.append(Figure("calibrate from scratch", name, len(t), float(np.median(t)), float(np.percentile(t, 95)), 1000 * CALIBRATE_TARGET_S))
     return figures

@@ -236,7 +236,8 @@ class FakeShell:
                 if command == "tap":
                     self._phone.tap(*points)
                 else:
-                    self._phone.swipe(*points, duration_ms)
+                    x1, y1, x2, y2 = points
+                    self._phone.swipe(x1, y1, x2, y2, duration_ms)
         except GestureError:
             pass  # a phone drops touches outside its screen without a word
         if command == "swipe":

@@ -8,12 +8,13 @@ Anything the host does wrong closes this connection, never the phone's server.
 
 from __future__ import annotations
 
+import io
 import itertools
 import logging
 import os
 import socket
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from agent.simphone.adbd.streams import Service, Stream, StreamClosed, parse_service, run_service
 from agent.simphone.adbd.wire import (
@@ -68,7 +69,8 @@ class Transport:
             self.peer = "%s:%s" % self._sock.getpeername()[:2]
         except OSError:
             pass
-        reader = self._sock.makefile("rb", buffering=256 * 1024)
+        # typeshed types makefile("rb") with a buffer size other than -1, 0 or 1 as IOBase; it is a BufferedReader
+        reader = cast(io.BufferedReader, self._sock.makefile("rb", buffering=256 * 1024))
         try:
             while (msg := read_message(reader, MAX_PAYLOAD)) is not None:
                 self._handle(msg)

@@ -1,0 +1,91 @@
+"""`agent bench farm`: decisions per second and per-device latency at each farm size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from agent.cli.app import console
+
+
+def bench_farm(
+    sim: str = typer.Option("1,4,8,16", "--sim", help="Farm sizes to measure, comma-separated."),
+    moves: int = typer.Option(15, "--moves", min=2, help="Moves per device at each size."),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
+) -> None:
+    """Decisions per second and per-device decision latency at each farm size, through a
+    private adb server and simulated phones on the wire, with the scaling efficiency
+    against one device."""
+    import tempfile
+
+    import numpy as np
+
+    from agent.device.adb import AdbTarget, stop_server
+    from agent.simphone.launch import free_port
+    from agent.farm.controller import Farm, FarmOptions
+    from agent.simphone.fleet import FARM_STEPS, SimFleet
+
+    try:
+        sizes = [int(s) for s in sim.split(",") if s.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{sim!r} should be numbers like 1,4,8", param_hint="--sim") from None
+    if not sizes or min(sizes) < 1 or max(sizes) > 64:
+        raise typer.BadParameter("farm sizes are 1..64", param_hint="--sim")
+    results: list[dict[str, Any]] = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="puzzle-agent-farm-") as tmp:
+            target = AdbTarget("127.0.0.1", free_port())
+            try:
+                with console.status(f"farm of {n}: starting {n} simulated phones"):
+                    fleet = SimFleet(n, target, profiles=Path(tmp) / "profiles", log_dir=Path(tmp) / "logs",
+                                     game_args=["--steps", str(FARM_STEPS)]).__enter__()
+                try:
+                    # greedy, as the figures in the README were measured: the farm's own cost, not the solver's
+                    options = FarmOptions(moves=moves, profiles=fleet.profiles, serials=tuple(fleet.serials),
+                                          settings={"variant": "step", "solver": "greedy", "steps": 30})
+                    farm = Farm([target], Path(tmp) / "run", options)
+                    with console.status(f"farm of {n}: playing {moves} moves each"):
+                        farm.run()
+                finally:
+                    fleet.__exit__(None, None, None)
+            finally:
+                stop_server(target)
+        rows = list(farm.rows.values())
+        # Time from the first worker's start to the last one's end counts only play, not
+        # the phones' and workers' start-up.
+        play_s = max((r.play_s for r in rows), default=0.0)
+        total = sum(r.moves for r in rows)
+        cycle = [r.play_s / r.moves for r in rows if r.moves]
+        decide = [ms for r in rows for ms in r.decision_ms]
+        results.append({
+            "devices": n,
+            "moves": total,
+            "done": sum(r.state == "done" for r in rows),
+            "decisions_per_s": total / play_s if play_s else 0.0,
+            "move_cycle_s_median": float(np.median(cycle)) if cycle else None,
+            "decide_ms_median": float(np.median(decide)) if decide else None,
+            "decide_ms_p95": float(np.percentile(decide, 95)) if decide else None,
+        })
+    base = next((r["decisions_per_s"] for r in results if r["devices"] == 1), None)
+    if base is None and results:
+        base = results[0]["decisions_per_s"] / results[0]["devices"]
+    for r in results:
+        r["scaling_efficiency"] = r["decisions_per_s"] / (r["devices"] * base) if base else None
+    if as_json:
+        print(json.dumps(results))
+        return
+    t = Table(title=f"agent bench farm ({moves} moves per device, real adb server, simulated phones on the wire)")
+    for col in ("devices", "done", "decisions/s", "move cycle (median)", "decide ms (median)", "decide ms (p95)",
+                "scaling efficiency"):  # fmt: skip
+        t.add_column(col, justify="right")
+    for r in results:
+        t.add_row(str(r["devices"]), f"{r['done']}/{r['devices']}", f"{r['decisions_per_s']:.2f}",
+                  f"{r['move_cycle_s_median']:.2f} s", f"{r['decide_ms_median']:.1f}", f"{r['decide_ms_p95']:.1f}",
+                  f"{100 * r['scaling_efficiency']:.0f}%")  # fmt: skip
+    console.print(t)
+    console.print("decide = read + solve for one move; move cycle = one device's time per move, "
+                  "animations and settling included")

@@ -1,0 +1,224 @@
+"""`agent calibrate`, `agent read` and `agent bench vision`: vision from the command line.
+
+calibrate: one screenshot (of a phone, the simulated phone or a file) -> a device profile
+and an overlay PNG showing what was found. read: one screenshot file + a profile -> the
+board. With --json both print one object: rows, cols, board_bbox [x0, y0, x1, y1] (x1, y1
+exclusive), cells (rows of labels, "." empty) and confidence (rows of floats).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from agent.cli.app import DEFAULT_PROFILES, check_choice, console, err_console, parse_size_option
+from agent.errors import AgentError, ProfileError
+
+def _games() -> tuple[str, ...]:
+    """Games read off a screen: the ones a profile can be calibrated for."""
+    from agent.games.registry import playable
+
+    return playable()
+
+
+def _capture(serial: Optional[str], sim: bool, image: Optional[Path], seed: int, size: str, model: Optional[str],
+             game: str):  # fmt: skip
+    """(frame, model, density, where): the screenshot to calibrate on and what it came from."""
+    chosen = [name for name, on in (("--serial", serial is not None), ("--sim", sim), ("--image", image is not None)) if on]
+    if len(chosen) > 1:
+        raise typer.BadParameter(f"use one of --serial, --sim or --image, not {' and '.join(chosen)}", param_hint=chosen[1])
+    if image is not None:
+        from agent.vision.images import read_image
+
+        frame = read_image(image)
+        return frame, model or image.stem, None, str(image)
+    if model is not None:
+        raise typer.BadParameter("--model names the device of an --image; phones report their own", param_hint="--model")
+    if sim:
+        from agent.cli.sim import sim_game
+        from agent.device.clock import ManualClock
+
+        chosen, settings = sim_game(game, None, None)
+        phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
+        return phone.screencap(), phone.model, None, f"the simulated {game} phone ({size}, seed {seed})"
+    from agent.device.adb import AdbDevice, select_serial
+
+    device = AdbDevice(select_serial(serial))
+    return device.screencap(), device.model, device.density, f"{device.model} ({device.serial})"
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def _confirm_overwrite(path: Path, game: str, yes: bool, as_json: bool) -> None:
+    from agent.vision.profile import load_profile
+
+    if yes or not path.exists():
+        return
+    try:
+        has_game = game in load_profile(path).games
+        what = f"{path} already has a {game} profile"
+    except ProfileError:
+        has_game, what = True, f"{path} exists but is not a valid profile"
+    if not has_game:
+        return  # adding a game to a phone's file keeps the others: nothing is lost
+    if as_json or not _interactive():
+        raise AgentError(f"{what}; not overwriting it without confirmation", hint="add --yes to replace it")
+    if not typer.confirm(f"{what}. Replace it?", default=False, err=True):
+        raise typer.Exit(1)
+
+
+def calibrate(
+    serial: Optional[str] = typer.Option(None, "--serial", "-s", help="Calibrate on this phone (default: the only phone attached)."),
+    sim: bool = typer.Option(False, "--sim", help="Calibrate on the simulated phone."),
+    image: Optional[Path] = typer.Option(None, "--image", help="Calibrate on a saved screenshot (PNG, JPEG, BMP, WebP)."),
+    game: str = typer.Option("match3", "--game", help="The game on screen (the profile's section)."),
+    profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder the profile (and overlay) go to."),
+    overlay: Optional[Path] = typer.Option(None, "--overlay", help="Where to save the overlay PNG (default: beside the profile)."),
+    model: Optional[str] = typer.Option(None, "--model", help="--image only: the device name for the profile file (default: the image's name)."),
+    seed: int = typer.Option(0, "--seed", help="--sim only: the game's seed."),
+    size: str = typer.Option("1080x2400", "--size", help="--sim only: screen WxH."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was read as one JSON object."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Replace an existing profile for this game without asking."),
+) -> None:
+    """Find the board on one screenshot, learn its tiles, and write a device profile."""
+    from agent.vision.calibrate import LOW_CONFIDENCE, calibrate_frame, reading_json
+    from agent.files import save_png
+    from agent.vision.overlay import draw_overlay
+    from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
+
+    check_choice("--game", game, _games())
+    frame, dev_model, density, where = _capture(serial, sim, image, seed, size, model, game)
+    h, w = frame.shape[:2]
+    path = profiles / profile_filename(dev_model, w, h)
+    _confirm_overwrite(path, game, yes, as_json)
+    if as_json:
+        cal = calibrate_frame(frame, game)
+    else:
+        with console.status(f"calibrating {game} on {where}..."):
+            cal = calibrate_frame(frame, game)
+
+    try:
+        device = load_profile(path) if path.exists() else None
+    except ProfileError:
+        device = None  # confirmed above: replace the broken file
+    if device is None or (device.width, device.height) != (w, h):
+        device = DeviceProfile(dev_model, w, h, density, {})
+    saved = save_profile(device.with_game(cal.profile), path)
+    b = cal.board
+    title = f"{game}: {b.rows}x{b.cols} board at {list(b.bbox)}, {len(cal.clustering.classes)} classes"
+    picture = draw_overlay(frame, b.bbox, cal.reading.labels, cal.reading.confidence, LOW_CONFIDENCE, title)
+    overlay_path = save_png(picture, overlay or path.with_name(f"{path.stem}.{game}.png"))
+
+    if as_json:
+        print(json.dumps(reading_json(cal.reading, b.bbox)))
+        err_console.print(f"wrote {saved} and {overlay_path}", highlight=False)
+        return
+    t = Table(title=f"calibrated {game} on {where}", show_header=False, title_justify="left")
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("board", f"{b.rows} rows x {b.cols} cols at {list(b.bbox)} (cell {b.pitch[0]:.1f} x {b.pitch[1]:.1f} px)")
+    counts = ", ".join(f"{k} {v}" for k, v in cal.counts.items())
+    t.add_row("classes", f"{len(cal.clustering.classes)}: {counts}")
+    low = cal.low_confidence
+    t.add_row("confidence", f"lowest {cal.reading.min_confidence:.2f}; " + (f"{len(low)} cells below {LOW_CONFIDENCE}: {low}" if low else "every cell clear"))
+    t.add_row("time", f"{cal.seconds:.2f} s")
+    t.add_row("profile", str(saved))
+    t.add_row("overlay", f"{overlay_path} (check it: grid lines on the cells, letters on the tiles)")
+    console.print(t)
+    console.print(cal.reading.text, highlight=False)
+
+
+def _profile_for(image_size: tuple[int, int], profile: Optional[Path], game: Optional[str], profiles: Path):
+    """(GameProfile, description) for reading an image of this size."""
+    from agent.vision.profile import find_profile, load_profile
+
+    w, h = image_size
+    if profile is None:
+        chosen = game or "match3"
+        check_choice("--game", chosen, _games())
+        match = find_profile("image", w, h, chosen, [profiles])
+        return match.profile, match.describe()
+    device = load_profile(profile)
+    if game is None:
+        if len(device.games) != 1:
+            names = ", ".join(sorted(device.games)) or "none"
+            raise typer.BadParameter(f"{profile} holds several games ({names}): pick one", param_hint="--game")
+        game = next(iter(device.games))
+    if game not in device.games:
+        raise ProfileError(f"{profile} has no game {game!r} (it has: {', '.join(sorted(device.games)) or 'none'})")
+    gp = device.games[game]
+    if (device.width, device.height) == (w, h):
+        return gp, str(profile)
+    from agent.vision.profile import ASPECT_TOLERANCE
+
+    if abs(device.width / device.height - w / h) > ASPECT_TOLERANCE * (w / h):
+        raise ProfileError(
+            f"{profile} was made for a {device.width}x{device.height} screen and the image is {w}x{h} (another shape)",
+            hint=f"calibrate on this screen: agent calibrate --image IMAGE --game {game}",
+        )
+    return gp.scaled_to(w, h), f"{profile} (scaled from {device.width}x{device.height})"
+
+
+def read(
+    image: Path = typer.Option(..., "--image", help="The screenshot to read."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="The profile to read it with (default: looked up by resolution)."),
+    game: Optional[str] = typer.Option(None, "--game", help="The game in the profile (default: its only one, or match3)."),
+    profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder to look profiles up in (without --profile)."),
+    overlay: Optional[Path] = typer.Option(None, "--overlay", help="Also save a picture of the reading as this PNG."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Read the board on one saved screenshot with a device profile (exit 4 if cells are unknown)."""
+    from agent.vision.calibrate import LOW_CONFIDENCE, reading_json
+    from agent.vision.images import read_image
+
+    frame = read_image(image)
+    h, w = frame.shape[:2]
+    gp, described = _profile_for((w, h), profile, game, profiles)
+    x0, y0, x1, y1 = gp.board_bbox
+    if x1 > w or y1 > h:
+        raise ProfileError(f"the profile's board {list(gp.board_bbox)} does not fit the {w}x{h} image")
+    reading = gp.read(frame)
+    if overlay is not None:
+        from agent.files import save_png
+        from agent.vision.overlay import draw_overlay
+
+        save_png(draw_overlay(frame, gp.board_bbox, reading.labels, reading.confidence, LOW_CONFIDENCE), overlay)
+    swapped_better = reading.unknown_count > 0 and gp.read(np.ascontiguousarray(frame[..., ::-1])).unknown_count < reading.unknown_count
+    if as_json:
+        print(json.dumps(reading_json(reading, gp.board_bbox)))
+        if swapped_better:
+            err_console.print("note: the image reads better with red and blue swapped: was it saved as RGB?")
+        _exit_if_unread(reading.unknown_count)
+        return
+    console.print(f"profile: {described}", highlight=False)
+    console.print(reading.text, highlight=False)
+    unknown = reading.unknown_cells()
+    console.print(
+        f"{reading.rows}x{reading.cols} at {list(gp.board_bbox)}; lowest confidence {reading.min_confidence:.2f}; "
+        + (f"{len(unknown)} unknown cells (?): {unknown}" if unknown else "no unknown cells"),
+        highlight=False,
+    )
+    if swapped_better:
+        console.print("note: the image reads better with red and blue swapped: was it saved as RGB instead of BGR/PNG order?")
+    if overlay is not None:
+        console.print(f"overlay: {overlay}", highlight=False)
+    _exit_if_unread(reading.unknown_count)
+
+
+def _exit_if_unread(unknown: int) -> None:
+    """Exit 4 (as a board the agent would not act on) when some cells could not be read."""
+    if unknown:
+        err_console.print(
+            f"[bold red]error:[/] {unknown} cells could not be read (shown as ?)\n"
+            "[bold]fix:[/] check the profile is for this game and screen, or recalibrate with `agent calibrate`",
+            highlight=False,
+        )
+        raise typer.Exit(4)

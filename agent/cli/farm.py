@@ -1,0 +1,126 @@
+"""`agent farm`: every device of one or more adb servers, one worker process each."""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.live import Live
+from rich.table import Table
+
+from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, console
+from agent.cli.play import GAME_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP, game_settings
+from agent.errors import AgentError
+
+
+def parse_adb_address(text: str):
+    from agent.device.adb import AdbTarget
+
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise typer.BadParameter(f"{text!r} should be HOST:PORT (e.g. 127.0.0.1:5037)", param_hint="--adb")
+    return AdbTarget(host, int(port))
+
+
+def farm_table(farm) -> Table:
+    t = Table(title=f"farm: {farm.run_dir}", title_justify="left")
+    # score: the game's own, when its header is read
+    for col in ("device", "model", "state", "moves", "confirmed", "score", "fps", "last error"):
+        t.add_column(col, overflow="fold")
+    for row in farm.rows.values():
+        t.add_row(
+            row.serial if len(farm.targets) == 1 else row.key, row.model, row.state, str(row.moves),
+            str(row.confirmed), "-" if row.score is None else str(row.score), f"{row.fps:.1f}", row.last_error[-80:],
+        )
+    return t
+
+
+def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None) -> dict:
+    from agent.farm.controller import Farm
+    from agent.play.journal import write_json_atomic
+
+    farm = Farm(targets, run_dir, options, reconnect=reconnect)
+    if live:
+        with Live(farm_table(farm), console=console, refresh_per_second=4) as view:
+            summary = farm.run(on_tick=lambda f: view.update(farm_table(f)))
+    else:
+        summary = farm.run()
+    write_json_atomic(run_dir / "summary.json", summary)
+    return summary
+
+
+def _sim_args(game: Any, settings: dict[str, Any]) -> list[str]:
+    """`agent sim serve` options for the farm's simulated phones: the game's variant, and
+    enough steps that --moves, not the game, decides when a phone is done."""
+    from agent.simphone.fleet import FARM_STEPS
+
+    takes = {o.name for o in game.screen.options}
+    args = ["--variant", str(settings["variant"])] if "variant" in takes else []
+    return args + (["--steps", str(FARM_STEPS)] if "steps" in takes else [])
+
+
+def farm(
+    serial: list[str] = typer.Option([], "--serial", "-s", help="Only these devices (repeatable)."),
+    sim: int = typer.Option(0, "--sim", min=0, max=64, help="Start N simulated phones on the wire and farm them."),
+    moves: Optional[int] = typer.Option(None, "--moves", min=1, help=MOVES_HELP),
+    game: str = typer.Option("match3", "--game", help=GAME_HELP),
+    variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
+    solver: Optional[str] = typer.Option(None, "--solver", help=SOLVER_HELP),
+    seed: int = typer.Option(0, "--seed", help="Simulated phones: the first phone's seed (phone i gets seed + i)."),
+    adb: list[str] = typer.Option([], "--adb", help="An adb server HOST:PORT (repeatable; default: the local one)."),
+    profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
+    calibrate: bool = typer.Option(False, "--calibrate", help="Calibrate a device that has no profile on its screen (writes the profile and an overlay to --profiles) instead of skipping it."),
+    runs: Path = typer.Option(DEFAULT_RUNS, "--runs", help="Where the run folder goes."),
+    as_json: bool = typer.Option(False, "--json", help="Print the final summary as JSON instead of a live table."),
+) -> None:
+    """Play on every device the adb server(s) list, one worker process per device."""
+    from agent.device.adb import AdbTarget
+    from agent.farm.controller import FarmOptions
+    from agent.play.journal import new_run_dir
+
+    chosen, settings = game_settings(game, {"variant": variant, "solver": solver}, sim=bool(sim))
+    if sim and chosen.sim is None:
+        raise typer.BadParameter(f"{game} has no simulated phone", param_hint="--sim")
+    if sim and moves is None:
+        moves = chosen.sim.default_moves
+    targets = [parse_adb_address(a) for a in adb] or [AdbTarget()]
+    if sim and len(targets) > 1:
+        raise typer.BadParameter("--sim starts phones on one adb server: give at most one --adb", param_hint="--sim")
+    run_dir = new_run_dir(runs)
+    with ExitStack() as stack:
+        serials = tuple(serial)
+        if sim:
+            from agent.simphone.fleet import SimFleet
+
+            fleet = stack.enter_context(SimFleet(sim, targets[0], profiles=profiles, game=game,
+                                                 game_args=_sim_args(chosen, settings), log_dir=run_dir / "phones",
+                                                 base_seed=seed))  # fmt: skip
+            serials = serials + tuple(fleet.serials) if serials else tuple(fleet.serials)
+        options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,
+                              serials=serials, calibrate=calibrate)  # fmt: skip
+        summary = run_farm(targets, run_dir, options, live=not as_json)
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        totals = summary["totals"]
+        console.print(
+            f"{totals['devices']} devices, {totals['moves']} moves, {totals['decisions_per_s']:.2f} decisions/s; "
+            f"states: {', '.join(f'{k} {v}' for k, v in totals['by_state'].items()) or '-'}"
+        )
+        console.print(f"journals and summary: {run_dir}")
+    if summary.get("interrupted"):
+        raise typer.Exit(130)  # after the clean stop: journals and summary.json are written
+    if not summary["devices"]:
+        raise AgentError(
+            "no devices to farm: the adb server(s) list none",
+            hint="attach phones or emulators (check `agent devices`), or try `agent farm --sim 4`",
+        )
+    if not any(d["state"] == "done" for d in summary["devices"]):
+        states = ", ".join(sorted({d["state"] for d in summary["devices"]}))
+        raise AgentError(
+            f"no device played to the end: every one was {states}",
+            hint=f"see each device's last error in {run_dir}/summary.json and its journal",
+        )

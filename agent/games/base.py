@@ -1,0 +1,342 @@
+"""One protocol for every game the agent plays, and the values that cross it.
+
+A game is its rules, a notation for its boards, a reader that turns a screenshot into a
+board, a player that decides the next move (and checks what the screen did with the
+last one), the gestures that make a move in screen pixels and, where it has them, a
+simulated phone and a solver for `agent solve`. The play loop (`agent.play`), the farm
+and the CLI know games only through this module and `agent.games.registry`; what a move
+is (a swap, a two-tap ball move, a press) is each game's own business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+import numpy as np
+
+from agent.device.base import Device
+from agent.device.clock import Clock
+from agent.vision.classify import Reading
+from agent.vision.profile import GameProfile
+
+BoardT = TypeVar("BoardT")
+MoveT = TypeVar("MoveT")
+BoardIn = TypeVar("BoardIn", contravariant=True)  # a board a protocol only takes
+BoardOut = TypeVar("BoardOut", covariant=True)  # a board a protocol only gives
+
+
+# -- gestures ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tap:
+    x: int
+    y: int
+
+
+@dataclass(frozen=True)
+class Swipe:
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+    duration_ms: int
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A finger's beat between two gestures of one move (two taps are not a double tap)."""
+
+    seconds: float
+
+
+Gesture = Tap | Swipe | Pause
+
+
+def perform(device: Device, gestures: Sequence[Gesture], clock: Clock) -> None:
+    for g in gestures:
+        if isinstance(g, Tap):
+            device.tap(g.x, g.y)
+        elif isinstance(g, Swipe):
+            device.swipe(g.x1, g.y1, g.x2, g.y2, g.duration_ms)
+        else:
+            clock.sleep(g.seconds)
+
+
+def gesture_json(gestures: Sequence[Gesture]) -> list[list[object]]:
+    """Gestures as journal lines hold them: ["tap", x, y], ["swipe", x1, y1, x2, y2, ms], ["pause", s]."""
+    out: list[list[object]] = []
+    for g in gestures:
+        if isinstance(g, Tap):
+            out.append(["tap", g.x, g.y])
+        elif isinstance(g, Swipe):
+            out.append(["swipe", g.x1, g.y1, g.x2, g.y2, g.duration_ms])
+        else:
+            out.append(["pause", g.seconds])
+    return out
+
+
+# -- reading, deciding, checking -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoardRead(Generic[BoardT]):
+    board: BoardT  # unknown cells as the game's notation holds them ('?')
+    reading: Reading  # what vision saw: a label and a confidence per cell
+    confident: bool  # every cell known, at or above the profile's min_confidence
+    text: str  # the board in the game's notation
+
+    @property
+    def min_confidence(self) -> float:
+        return self.reading.min_confidence
+
+    @property
+    def unknown_cells(self) -> list[tuple[int, int]]:
+        return self.reading.unknown_cells()
+
+
+# The same verdict names in every game. `cascade`: as predicted where the prediction
+# holds, and more changed that the agent could not foresee (refills); `rules_changed`:
+# the screen did what another rule of the game would have done, and the player now plays
+# by that rule; `unverified`: the run stopped before the move's result could be read.
+Verdict = Literal["as_predicted", "cascade", "rules_changed", "not_applied", "unexpected", "unverified"]
+VERDICTS: tuple[Verdict, ...] = ("as_predicted", "cascade", "rules_changed", "not_applied", "unexpected", "unverified")
+OK_VERDICTS: frozenset[str] = frozenset({"as_predicted", "cascade", "rules_changed"})
+
+
+@dataclass(frozen=True)
+class Check:
+    verdict: Verdict
+    detail: str = ""
+    fields: Mapping[str, object] = field(default_factory=dict)  # the game's own journal fields
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in OK_VERDICTS
+
+
+@dataclass(frozen=True)
+class Decision(Generic[MoveT]):
+    move: MoveT
+    text: str  # the move in the game's notation
+    fields: Mapping[str, object] = field(default_factory=dict)  # the game's own journal fields
+    continues_plan: bool = False  # the next step of a plan checked before its first move
+
+
+@dataclass(frozen=True)
+class NoMove:
+    """The player has nothing to play: the game is over (or solved), or it is stuck."""
+
+    reason: str
+    finished: bool
+
+
+@dataclass(frozen=True)
+class Status:
+    """What a game's header says, when the game has a reader for it."""
+
+    moves_left: int | None  # steps or moves left; None where the game shows none
+    score: int | None
+
+
+StatusReader = Callable[[np.ndarray], Status | None]
+
+
+class Player(Protocol[BoardIn, MoveT]):
+    """One run's decisions. It may keep state from move to move: a plan under way, a
+    rule learned from what the screen did, the counts the summary reports."""
+
+    def decide(self, board: BoardIn) -> Decision[MoveT] | NoMove: ...
+
+    def check(self, before: BoardIn, decision: Decision[MoveT], after: BoardIn) -> Check:
+        """What the screen did with `decision`, judged on the next still board `after`;
+        an ok check also counts what the move achieved."""
+        ...
+
+    def at_rest(self, before: BoardIn, after: BoardIn) -> bool:
+        """Whether `after` can be the board once the move made on `before` is over (a
+        still frame between two animation phases is not)."""
+        ...
+
+    def finished(self, board: BoardIn) -> str | None:
+        """Why the game is over on this board (solved, full, ...), or None."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """The game's own tallies for the summary (tiles cleared, balls removed, ...)."""
+        ...
+
+
+# -- options -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of `agent play`/`farm`/`sim serve` that a game takes: `--NAME`."""
+
+    name: str  # the option's flag without dashes, and the key in the game's settings
+    help: str
+    choices: tuple[str, ...] = ()
+    default: object = None  # on a real phone
+    sim_default: object = None  # on the simulated phone (None: as `default`)
+    minimum: int | None = None
+    sim_only: bool = False  # it shapes the simulated phone, not how the agent plays
+
+    @property
+    def flag(self) -> str:
+        return f"--{self.name.replace('_', '-')}"
+
+    def default_for(self, sim: bool) -> object:
+        return self.sim_default if sim and self.sim_default is not None else self.default
+
+
+Settings = Mapping[str, Any]  # a game's options after validation, every one of them filled in
+
+
+# -- the simulated phone ---------------------------------------------------------------
+
+
+class SimPhone(Device, Protocol):
+    @property
+    def clock(self) -> Clock: ...
+
+
+class SimGame(Protocol[BoardOut]):
+    """A game's simulated phone: what `--sim` plays, `sim serve` serves and the conformance
+    suite checks readings against."""
+
+    @property
+    def default_moves(self) -> int | None:
+        """`agent play --sim` stops after this many moves unless told otherwise (a game
+        the agent plays well may never end); None: play to the end."""
+        ...
+
+    def phone(self, settings: Settings, seed: int, size: tuple[int, int], clock: Clock, serial: str | None) -> Any: ...
+
+    def save_profile(self, phone: Any, directory: Path) -> tuple[Path, str]:
+        """Write (or refresh) the phone's profile; (path, a sentence saying which it is)."""
+        ...
+
+    def true_board(self, phone: Any) -> BoardOut:
+        """The board the phone shows once still: for tests, never for deciding."""
+        ...
+
+    def status_reader(self, phone: Any) -> StatusReader | None: ...
+
+    def truth(self, phone: Any) -> dict[str, object]:
+        """The simulator's own count of the game, for the summary."""
+        ...
+
+    def status_line(self, phone: Any) -> str: ...
+
+
+# -- solving one position ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SolveOption:
+    """An option of `agent solve` that a game takes."""
+
+    name: str  # the key in SolveRequest.values; the flag is `--NAME` (or `flag`)
+    help: str
+    flag: str = ""
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag or f"--{self.name.replace('_', '-')}"
+
+
+@dataclass(frozen=True)
+class SolveRequest:
+    values: Mapping[str, Any]  # only the options the game declared, as given (None: not given)
+    png: Path | None
+    as_json: bool
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    title: str
+    columns: tuple[str, ...]  # empty: a two-column key/value table without a header
+    rows: tuple[tuple[str, ...], ...]
+
+
+Block = TextBlock | TableBlock
+
+
+@dataclass(frozen=True)
+class SolveReport:
+    """What a solver found, for the CLI to render: JSON records (one line each with
+    --json), blocks for people, an optional picture, and the exit code."""
+
+    records: tuple[dict[str, Any], ...]
+    blocks: tuple[Block, ...]
+    picture: np.ndarray | None = None
+    exit_code: int = 0
+
+
+class Solver(Protocol):
+    @property
+    def options(self) -> tuple[SolveOption, ...]: ...
+
+    def solve(self, request: SolveRequest) -> SolveReport: ...
+
+
+# -- the game --------------------------------------------------------------------------
+
+
+class Screen(Protocol[BoardT, MoveT]):
+    """How a game is played on a phone's screen: read, decide, gesture, check."""
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """What `agent play`, `farm` and `sim serve` take for this game."""
+        ...
+
+    def check_profile(self, profile: GameProfile) -> None:
+        """Refuse (ProfileError) a profile this game cannot read."""
+        ...
+
+    def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[BoardT]: ...
+
+    def player(self, profile: GameProfile, settings: Settings, seed: int) -> Player[BoardT, MoveT]: ...
+
+    def gestures(self, move: MoveT, profile: GameProfile) -> tuple[Gesture, ...]: ...
+
+    def summary_rows(self, counts: Mapping[str, int]) -> list[tuple[str, str]]:
+        """(label, value) rows for the human summary of a run."""
+        ...
+
+
+class Game(Protocol[BoardT, MoveT]):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def screen(self) -> Screen[BoardT, MoveT] | None:
+        """How it is played on a phone; None: it is only solved (`agent solve`)."""
+        ...
+
+    @property
+    def sim(self) -> SimGame[BoardT] | None:
+        """Its simulated phone, if it has one."""
+        ...
+
+    @property
+    def solver(self) -> Solver | None:
+        """Its solver for `agent solve`, if it has one."""
+        ...
+
+    def parse_board(self, text: str) -> BoardT: ...
+
+    def format_board(self, board: BoardT) -> str: ...

@@ -1,0 +1,73 @@
+"""Append-only JSONL journals: one line per event, flushed as the run goes, so a crash
+or Ctrl-C loses nothing that already happened.
+
+One schema for every game. Every line has `type`, `time` (wall clock, ISO 8601 with the
+zone) and `mono` (monotonic seconds); the loop's lines add `t`, its clock (simulated time
+on a simulated phone). The first line, `start`, holds the tool's version, the game, the
+device, the profile and the options; then `decision`, `check`, `unreadable`, `moving`,
+`rules` as the run goes, and `stop` last, with the summary.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from agent.files import write_atomic
+
+
+def new_run_dir(root: Path | str = "runs") -> Path:
+    """runs/<timestamp>/, unique even when two runs start in the same second."""
+    root = Path(root)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for i in range(1000):
+        path = root / (stamp if i == 0 else f"{stamp}-{i}")
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"could not create a run folder under {root}")  # pragma: no cover
+
+
+class Journal:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.path, "a", encoding="utf-8")
+
+    def write(self, event: str, **fields: Any) -> None:
+        stamp = datetime.datetime.now().astimezone().isoformat(timespec="milliseconds")
+        line = {"type": event, "time": stamp, "mono": round(time.monotonic(), 4), **fields}
+        self._f.write(json.dumps(line, separators=(",", ":")) + "\n")
+        # One line is one event: flush it now so an interrupted run keeps it.
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def journal_name(serial: str) -> str:
+    """A device's journal file name: its serial with anything a path cannot hold replaced."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in serial) + ".jsonl"
+
+
+def read_journal(path: Path | str) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_json_atomic(path: Path | str, data: Any) -> Path:
+    return write_atomic(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))

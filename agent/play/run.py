@@ -1,0 +1,112 @@
+"""One run of one game on one phone, set up the same way for `agent play` and each farm
+worker: the device (simulated or real), its profile, the player, the journal with its
+header line, and `summary.json` once the loop stops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import __version__
+from agent.device.base import Device
+from agent.device.clock import Clock, ManualClock, RealClock
+from agent.games.base import Game, StatusReader
+from agent.play.journal import Journal, write_json_atomic
+from agent.play.loop import PlayLoop, PlayOptions
+from agent.play.stats import PlaySummary
+from agent.vision.profile import ProfileMatch, find_profile
+
+
+@dataclass
+class Run:
+    game: Game[Any, Any]
+    device: Device
+    clock: Clock
+    match: ProfileMatch
+    settings: dict[str, Any]
+    seed: int
+    phone: Any | None = None  # the simulated phone, when it is one (for its own count)
+    status_reader: StatusReader | None = None
+    notes: list[str] = field(default_factory=list)  # what the user should know (which profile)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.device.screen_size()
+
+    def header(self, options: PlayOptions, **extra: object) -> dict[str, object]:
+        """The journal's first line: tool, game, device, profile and options."""
+        w, h = self.size
+        return {
+            "version": __version__, "game": self.game.name,
+            "device": {"serial": self.device.serial, "model": self.device.model, "size": [w, h],
+                       "simulated": self.phone is not None, **extra},
+            "profile": {"path": str(self.match.path), "match": self.match.how},
+            "options": {**self.settings, "seed": self.seed, "moves": options.moves},
+        }  # fmt: skip
+
+    def truth(self) -> dict[str, object] | None:
+        """The simulator's own count of the game, when the phone is simulated."""
+        if self.phone is None or self.game.sim is None:
+            return None
+        return self.game.sim.truth(self.phone)
+
+
+def sim_run(game: Game[Any, Any], settings: dict[str, Any], seed: int, size: tuple[int, int], realtime: bool,
+            profiles: Path) -> Run:  # fmt: skip
+    """The game's simulated phone and the profile it is read with."""
+    sim = game.sim
+    if sim is None:
+        raise ValueError(f"{game.name} has no simulated phone")
+    clock: Clock = RealClock() if realtime else ManualClock()
+    phone = sim.phone(settings, seed, size, clock, None)
+    _, which = sim.save_profile(phone, profiles)
+    w, h = phone.screen_size()
+    match = find_profile(phone.model, w, h, game.name, [profiles])
+    _check(game, match)
+    return Run(game, phone, clock, match, settings, seed, phone, sim.status_reader(phone), [f"profile: {which}"])
+
+
+def device_run(game: Game[Any, Any], device: Device, settings: dict[str, Any], seed: int, profiles: Path,
+               clock: Clock | None = None) -> Run:  # fmt: skip
+    """A real phone (or one on the wire) and its profile from `profiles`."""
+    w, h = device.screen_size()
+    match = find_profile(device.model, w, h, game.name, [profiles])
+    _check(game, match)
+    return Run(game, device, clock or RealClock(), match, settings, seed)
+
+
+def _check(game: Game[Any, Any], match: ProfileMatch) -> None:
+    if game.screen is None:
+        raise ValueError(f"{game.name} is not played on a screen")
+    game.screen.check_profile(match.profile)
+
+
+def play(
+    run: Run, options: PlayOptions, journal_path: Path, on_move: Callable[[PlaySummary], None] | None = None,
+    should_stop: Callable[[], bool] | None = None, summary_path: Path | None = None, **header: object,
+) -> PlaySummary:  # fmt: skip
+    """Play the run to its stop, journal every event, and write its summary."""
+    screen = run.game.screen
+    assert screen is not None
+    player = screen.player(run.match.profile, run.settings, run.seed)
+    with Journal(journal_path) as journal:
+        journal.write("start", **run.header(options, **header))
+        loop = PlayLoop(run.device, run.game, run.match.profile, player, run.clock, options, journal,
+                        run.status_reader, on_move, should_stop)  # fmt: skip
+        try:
+            summary = loop.run()
+        finally:
+            # Written however the loop ended (a device error propagates after its stop line).
+            if summary_path is not None:
+                write_json_atomic(summary_path, result_json(run, loop.summary, journal_path))
+    return summary
+
+
+def result_json(run: Run, summary: PlaySummary, journal_path: Path) -> dict[str, object]:
+    out: dict[str, object] = {**summary.as_dict(), "journal": str(journal_path), "serial": run.device.serial}
+    truth = run.truth()
+    if truth is not None:
+        out["sim"] = truth
+    return out

@@ -1,0 +1,73 @@
+"""What a run measures about itself, the same for every game: moves, checks by verdict,
+decision and settle times, why it stopped, and the game's own tallies."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from agent.games.base import OK_VERDICTS
+
+# Why a run stopped, as one word; `exit_code` turns it into the process's exit status.
+StopKind = Literal[
+    "", "finished", "limit", "requested", "interrupted", "unreadable", "failed_checks", "not_at_rest", "stuck",
+    "device_error",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_DEVICE, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
+
+
+@dataclass
+class PlaySummary:
+    game: str
+    moves: int = 0
+    checks: Counter[str] = field(default_factory=Counter)
+    stop_reason: str = ""
+    stop_kind: StopKind = ""
+    finished: bool = False  # the game is over: solved, no moves left, no move possible
+    score: int | None = None  # the game's own score, when its header can be read
+    moves_left: int | None = None  # likewise its steps or moves left
+    first_board: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # the game's own tallies
+    decision_ms: list[float] = field(default_factory=list)
+    settle_s: list[float] = field(default_factory=list)
+
+    @property
+    def confirmed(self) -> int:
+        """Moves whose outcome the screen showed as the rules predicted."""
+        return sum(n for verdict, n in self.checks.items() if verdict in OK_VERDICTS)
+
+    @property
+    def mean_decision_ms(self) -> float:
+        return float(np.mean(self.decision_ms)) if self.decision_ms else 0.0
+
+    @property
+    def mean_settle_ms(self) -> float:
+        return 1000.0 * float(np.mean(self.settle_s)) if self.settle_s else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary as JSON holds it; the game's tallies sit beside the common fields."""
+        return {
+            "game": self.game, "moves": self.moves, "confirmed": self.confirmed, "checks": dict(self.checks),
+            "stop_reason": self.stop_reason, "stop_kind": self.stop_kind, "finished": self.finished,
+            "score": self.score, "moves_left": self.moves_left, "first_board": self.first_board, **self.counts,
+            "mean_decision_ms": round(self.mean_decision_ms, 3), "mean_settle_ms": round(self.mean_settle_ms, 1),
+        }  # fmt: skip
+
+
+def exit_code(summary: PlaySummary) -> int:
+    """0 only when the run did what was asked: it played to the end or to its limit, and
+    the screen confirmed its moves. A run whose every move went unconfirmed failed."""
+    kind = summary.stop_kind
+    if kind == "interrupted":
+        return EXIT_INTERRUPTED
+    if kind == "unreadable":
+        return EXIT_UNREADABLE
+    if kind == "device_error":
+        return EXIT_DEVICE
+    if kind in ("finished", "limit", "requested"):
+        return EXIT_FAILED if summary.moves > 0 and summary.confirmed == 0 else EXIT_OK
+    return EXIT_FAILED

@@ -1,0 +1,242 @@
+"""The play loop against the simulated phone, in-process and through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+from agent.device.clock import ManualClock
+from agent.games.match3.sim import SimPhone
+from agent.games.match3.board import Board, Move
+from agent.games.match3.rules import Match3Config, has_match, is_legal_swap
+from agent.games.match3.game import GAME, Match3Player, Match3Sim
+from agent.games.match3.sim_profile import sim_game_profile
+from agent.games.match3.solver import GreedySolver
+from agent.play.journal import Journal, read_journal
+from agent.play.loop import PlayLoop, PlayOptions
+from agent.vision.grid import cell_at
+
+runner = CliRunner()
+
+
+class Spy:
+    """Passes everything to the phone and remembers the true board at each swipe."""
+
+    def __init__(self, phone: SimPhone) -> None:
+        self.phone = phone
+        self.boards_at_swipe: list[Board] = []
+        self.serial, self.model = phone.serial, phone.model
+
+    def screen_size(self):
+        return self.phone.screen_size()
+
+    def screencap(self):
+        return self.phone.screencap()
+
+    def tap(self, x, y):
+        self.phone.tap(x, y)
+
+    def swipe(self, x1, y1, x2, y2, duration_ms=200):
+        self.boards_at_swipe.append(self.phone.board)
+        self.phone.swipe(x1, y1, x2, y2, duration_ms)
+
+
+def make_loop(phone, device=None, moves=None, journal=None, options=None):
+    return PlayLoop(
+        device or phone, GAME, sim_game_profile(phone), Match3Player(phone.config, GreedySolver()), phone.clock,
+        options=options or PlayOptions(moves=moves), journal=journal,
+        status_reader=Match3Sim().status_reader(phone),
+    )
+
+
+@pytest.mark.parametrize("variant", ["step", "classic"])
+def test_every_swipe_is_a_legal_swap_on_the_true_board_and_is_taken(variant, tmp_path):
+    phone = SimPhone(Match3Config(variant=variant, start_steps=100), seed=11, clock=ManualClock())
+    spy = Spy(phone)
+    with Journal(tmp_path / "j.jsonl") as journal:
+        summary = make_loop(phone, spy, moves=25, journal=journal).run()
+    assert summary.moves == 25 and summary.stop_reason == "move limit reached (25)"
+    # every swipe the agent sent became a move the game applied, on the board the agent read
+    swipes = [g for g in phone.gesture_log if g.kind == "swipe"]
+    assert len(swipes) == 25 and all(g.move is not None and g.applied for g in swipes)
+    decisions = [r for r in read_journal(tmp_path / "j.jsonl") if r["type"] == "decision"]
+    for rec, truth, g in zip(decisions, spy.boards_at_swipe, swipes):
+        assert Board.parse(rec["board"]) == truth  # read exactly
+        assert Move.parse(rec["move"]).same_swap(g.move)
+        assert is_legal_swap(truth, g.move)
+    assert summary.counts["tiles_cleared"] > 0
+    assert phone.state.moves_made == 25
+    # every move's result was checked on screen, and none contradicted the rules
+    assert sum(summary.checks.values()) == 25
+    assert summary.checks["not_applied"] == summary.checks["unexpected"] == 0
+
+
+def test_step_game_is_played_to_its_end():
+    phone = SimPhone(Match3Config(variant="step", start_steps=6), seed=5, clock=ManualClock())
+    summary = make_loop(phone).run()
+    assert summary.finished and summary.stop_reason == "game over: no moves left"
+    assert summary.stop_kind == "finished"
+    assert phone.game_over and phone.state.steps_left == 0
+    assert summary.moves == phone.state.moves_made
+    assert summary.moves_left == 0 and summary.score == phone.state.score  # read off the header
+
+
+def test_classic_game_ends_at_its_move_budget():
+    phone = SimPhone(Match3Config(variant="classic", move_budget=8), seed=9, clock=ManualClock())
+    summary = make_loop(phone).run()
+    assert summary.finished and summary.moves == 8 == phone.state.moves_made
+    assert summary.moves_left == 0
+
+
+def test_agent_counts_match_the_game_when_nothing_cascades_after_refill():
+    phone = SimPhone(Match3Config(start_steps=50), seed=2, clock=ManualClock())
+    summary = make_loop(phone, moves=20).run()
+    truth = phone.state
+    counts = summary.counts
+    assert counts["steps_spent"] == truth.steps_spent == 20
+    # the agent counts only what it could predict: never more than the game
+    assert 0 < counts["tiles_cleared"] <= truth.tiles_cleared
+    assert counts["steps_gained"] <= truth.steps_gained
+    assert counts["points"] <= truth.score
+
+
+class Covered(Spy):
+    """A dialog covers the board: the agent must not swipe."""
+
+    def screencap(self):
+        frame = self.phone.screencap().copy()
+        x0, y0, x1, y1 = self.phone.layout.board_bbox
+        cv2.rectangle(frame, (x0 + 40, y0 + 60), (x1 - 40, y1 - 60), (235, 235, 235), -1)
+        cv2.putText(frame, "Level complete!", (x0 + 80, (y0 + y1) // 2), cv2.FONT_HERSHEY_SIMPLEX, 2, (40, 40, 40), 4)
+        return frame
+
+
+class Shaking(Spy):
+    """The board never stops moving."""
+
+    def __init__(self, phone):
+        super().__init__(phone)
+        self.n = 0
+
+    def screencap(self):
+        self.n += 1
+        # half a cell up and down, every frame
+        return np.roll(self.phone.screencap(), 60 * (-1) ** self.n, axis=0)
+
+
+@pytest.mark.parametrize("wrapper, why", [(Covered, "cells unknown"), (Shaking, "never stopped moving")])
+def test_never_swipes_on_a_board_it_cannot_read(wrapper, why):
+    phone = SimPhone(seed=1, clock=ManualClock())
+    device = wrapper(phone)
+    summary = make_loop(phone, device, options=PlayOptions(unreadable_timeout_s=2.0)).run()
+    assert device.boards_at_swipe == [] and phone.gesture_log == []
+    assert summary.moves == 0 and summary.stop_reason.startswith("board not readable for 2 s")
+    assert why in summary.stop_reason
+
+
+class Deaf(Spy):
+    """The phone ignores every swipe (a locked screen, a wrong input device)."""
+
+    def swipe(self, x1, y1, x2, y2, duration_ms=200):
+        self.boards_at_swipe.append(self.phone.board)
+
+
+def test_swipes_that_do_nothing_are_noticed_and_stop_the_loop():
+    phone = SimPhone(seed=4, clock=ManualClock())
+    summary = make_loop(phone, Deaf(phone), options=PlayOptions(max_failed_checks=3)).run()
+    assert summary.moves == 3 and summary.checks["not_applied"] == 3
+    assert "3 moves in a row did not do what the rules predicted" in summary.stop_reason
+
+
+# -- CLI ------------------------------------------------------------------------
+
+
+def run_cli(args, cwd: Path):
+    import os
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(app, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_cli_play_sim_30_moves(tmp_path):
+    result = run_cli(["play", "--sim", "--moves", "30", "--seed", "7", "--json"], tmp_path)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["moves"] == 30 and out["stop_reason"] == "move limit reached (30)"
+    assert out["tiles_cleared"] > 0 and out["sim"]["moves"] == 30 and out["game"] == "match3"
+    assert out["checks"].get("not_applied", 0) == 0 and out["checks"].get("unexpected", 0) == 0
+    # the profile was written as TOML under device_profiles/ and the journal under runs/
+    profile = tmp_path / "device_profiles" / "puzzle-sim_1080x2400.toml"
+    assert profile.exists()
+    from agent.vision.profile import load_profile
+
+    game = load_profile(profile).games["match3"]
+    records = read_journal(tmp_path / out["journal"])
+    decisions = [r for r in records if r["type"] == "decision"]
+    assert len(decisions) == 30 and records[-1]["type"] == "stop"
+    # one schema for every game: a start line naming game, device and profile; every line stamped
+    start = records[0]
+    assert start["type"] == "start" and start["game"] == "match3" and start["device"]["simulated"] is True
+    assert Path(start["profile"]["path"]).name == profile.name
+    assert all("time" in r and "mono" in r for r in records)
+    checks = [r for r in records if r["type"] == "check"]
+    assert [c["index"] for c in checks] == list(range(1, 31))
+    assert all("verdict" in c for c in checks)
+    for rec in decisions:
+        board, move = Board.parse(rec["board"]), Move.parse(rec["move"])
+        assert not board.has_unknown() and not has_match(board)
+        assert is_legal_swap(board, move)
+        [(kind, x1, y1, x2, y2, ms)] = rec["gestures"]
+        assert kind == "swipe" and ms > 0
+        # the swipe starts in the move's cell and ends in its neighbour's
+        assert cell_at(game.board_bbox, game.rows, game.cols, x1, y1) == move.cells()[0]
+        assert cell_at(game.board_bbox, game.rows, game.cols, x2, y2) == move.other
+
+
+def test_cli_play_sim_to_the_end_prints_a_summary(tmp_path):
+    result = run_cli(["play", "--sim", "--steps", "5", "--size", "720x1280", "--variant", "step", "--solver", "greedy"], tmp_path)
+    assert result.exit_code == 0, result.output
+    for words in ("game over: no moves left", "moves made", "tiles cleared", "steps gained / spent",
+                  "mean time per decision", "journal:"):
+        assert words in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["play", "--sim", "--variant", "blitz"], "'blitz' is not one of step, classic"),
+        (["play", "--sim", "--size", "10x10"], "out of range"),
+        (["play", "--sim", "--size", "big"], "WIDTHxHEIGHT"),
+        (["play", "--sim", "--moves", "0"], "--moves"),
+        (["play", "--sim", "--serial", "abc"], "either --sim or --serial"),
+        (["sim", "screenshot", "shot.jpg"], "should end in .png"),
+    ],
+)
+def test_cli_rejects_bad_options_clearly(args, message, tmp_path):
+    result = run_cli(args, tmp_path)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_cli_sim_screenshot_writes_the_screen(tmp_path):
+    result = run_cli(["sim", "screenshot", "shots/s.png", "--size", "1440x3200", "--seed", "3"], tmp_path)
+    assert result.exit_code == 0, result.output
+    img = cv2.imread(str(tmp_path / "shots" / "s.png"))
+    assert img.shape == (3200, 1440, 3)
+    assert np.array_equal(img, SimPhone(seed=3, size=(1440, 3200)).screencap())
+
+
+def test_cli_version():
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.startswith("puzzle-agent ")
