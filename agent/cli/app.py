@@ -4,7 +4,9 @@ helpers, and the one error printer."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -37,6 +39,19 @@ def print_error(exc: AgentError) -> None:
 def bad_parameter(exc: UsageError) -> typer.BadParameter:
     """A usage error as typer prints one (exit 2, with the usage line)."""
     return typer.BadParameter(str(exc), param_hint=exc.option)
+
+
+def chosen_game(name: str, given: Mapping[str, object], sim: bool) -> tuple[Any, dict[str, Any]]:
+    """The game `--game` names and its settings from the options given (None: not given).
+    With `sim`, the game must have a simulated phone; without, a player for a phone. What
+    does not fit is a usage error (exit 2) naming the option and the game."""
+    from agent.games.registry import playable, require, settings, simulated
+
+    try:
+        game = require(name, simulated(), "simulated phone") if sim else require(name, playable(), "player for a phone")
+        return game, settings(game, given, sim)
+    except UsageError as exc:
+        raise bad_parameter(exc) from None
 
 
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:

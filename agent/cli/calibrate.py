@@ -41,10 +41,10 @@ def _capture(serial: Optional[str], sim: bool, image: Optional[Path], seed: int,
     if model is not None:
         raise typer.BadParameter("--model names the device of an --image; phones report their own", param_hint="--model")
     if sim:
-        from agent.cli.sim import sim_game
+        from agent.cli.app import chosen_game
         from agent.device.clock import ManualClock
 
-        chosen, settings = sim_game(game, None, None)
+        chosen, settings = chosen_game(game, {}, sim=True)
         phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
         return phone.screencap(), phone.model, None, f"the simulated {game} phone ({size}, seed {seed})"
     from agent.device.adb import AdbDevice, select_serial

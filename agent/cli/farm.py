@@ -12,7 +12,8 @@ from rich.live import Live
 from rich.table import Table
 
 from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, console
-from agent.cli.play import GAME_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP, game_settings
+from agent.cli.app import chosen_game
+from agent.cli.play import GAME_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
 from agent.errors import AgentError
 
 
@@ -52,7 +53,7 @@ def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None) -> dic
     return summary
 
 
-def _sim_args(game: Any, settings: dict[str, Any]) -> list[str]:
+def sim_args(game: Any, settings: dict[str, Any]) -> list[str]:
     """`agent sim serve` options for the farm's simulated phones: the game's variant, and
     enough steps that --moves, not the game, decides when a phone is done."""
     from agent.simphone.fleet import FARM_STEPS
@@ -81,9 +82,7 @@ def farm(
     from agent.farm.controller import FarmOptions
     from agent.play.journal import new_run_dir
 
-    chosen, settings = game_settings(game, {"variant": variant, "solver": solver}, sim=bool(sim))
-    if sim and chosen.sim is None:
-        raise typer.BadParameter(f"{game} has no simulated phone", param_hint="--sim")
+    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver}, sim=bool(sim))
     if sim and moves is None:
         moves = chosen.sim.default_moves
     targets = [parse_adb_address(a) for a in adb] or [AdbTarget()]
@@ -96,7 +95,7 @@ def farm(
             from agent.simphone.fleet import SimFleet
 
             fleet = stack.enter_context(SimFleet(sim, targets[0], profiles=profiles, game=game,
-                                                 game_args=_sim_args(chosen, settings), log_dir=run_dir / "phones",
+                                                 game_args=sim_args(chosen, settings), log_dir=run_dir / "phones",
                                                  base_seed=seed))  # fmt: skip
             serials = serials + tuple(fleet.serials) if serials else tuple(fleet.serials)
         options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,

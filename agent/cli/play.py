@@ -9,8 +9,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, bad_parameter, check_choice, console, parse_size_option, say
-from agent.errors import UsageError
+from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, check_choice, chosen_game, console, parse_size_option, say
 
 # The options `agent play` and `agent farm` share, so both say the same thing.
 GAME_HELP = "The game on screen: one of the registered games (`agent play --help` lists them)."
@@ -18,17 +17,6 @@ VARIANT_HELP = "The game's rules (match3: step or classic)."
 SOLVER_HELP = "How moves are chosen (match3: plan, greedy or random; lines: player, greedy or random)."
 STEPS_HELP = "Simulated phone: steps at the start (match3, step variant)."
 MOVES_HELP = "Stop after this many moves (simulated phone: the game's own cap unless given)."
-
-
-def game_settings(game_name: str, given: dict[str, object], sim: bool) -> tuple[Any, dict[str, Any]]:
-    """(game, its settings), or a usage error naming the option and the game."""
-    from agent.games.registry import playable, require, settings
-
-    try:
-        game = require(game_name, playable(), "player for a phone")
-        return game, settings(game, given, sim)
-    except UsageError as exc:
-        raise bad_parameter(exc) from None
 
 
 def summary_table(game: Any, summary: Any, title: str, truth: dict[str, object] | None) -> Table:
@@ -74,10 +62,8 @@ def play(
     if sim and serial:
         raise typer.BadParameter("use either --sim or --serial, not both", param_hint="--sim")
     check_choice("--capture", capture, ("auto", "raw", "png"))
-    chosen, settings = game_settings(game, {"variant": variant, "solver": solver, "steps": steps}, sim)
+    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "steps": steps}, sim)
     if sim:
-        if chosen.sim is None:
-            raise typer.BadParameter(f"{game} has no simulated phone", param_hint="--sim")
         run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles)
         if moves is None:
             moves = chosen.sim.default_moves

@@ -9,9 +9,9 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from agent.cli.app import DEFAULT_PROFILES, console, parse_size_option, say
+from agent.cli.app import DEFAULT_PROFILES, chosen_game, console, parse_size_option, say
 from agent.cli.play import GAME_HELP, STEPS_HELP, VARIANT_HELP
-from agent.errors import AgentError, DeviceError, UsageError
+from agent.errors import AgentError, DeviceError
 
 app = typer.Typer(no_args_is_help=True, help="The simulated phones.")
 
@@ -20,18 +20,6 @@ DEFAULT_SERVE_PORT = 5555
 # port + 1), so a phone served there may also be listed as emulator-<port - 1>.
 _EMULATOR_PORTS = range(5555, 5586)
 _STATUS_EVERY_S = 0.5
-
-
-def sim_game(game: str, variant: Optional[str], steps: Optional[int], solver: Optional[str] = None) -> tuple[Any, dict[str, Any]]:
-    """(game, settings) for a game with a simulated phone, or a usage error."""
-    from agent.cli.app import bad_parameter
-    from agent.games.registry import require, settings, simulated
-
-    try:
-        chosen = require(game, simulated(), "simulated phone")
-        return chosen, settings(chosen, {"variant": variant, "steps": steps, "solver": solver}, sim=True)
-    except UsageError as exc:
-        raise bad_parameter(exc) from None
 
 
 @app.command("serve")
@@ -50,7 +38,7 @@ def serve(
     from agent.device.clock import RealClock
     from agent.simphone.adbd import AdbdServer
 
-    chosen, settings = sim_game(game, variant, steps)
+    chosen, settings = chosen_game(game, {"variant": variant, "steps": steps}, sim=True)
     address = f"127.0.0.1:{port}"
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), RealClock(), f"sim-{port}")
     # The profile first: whoever sees the port open (a farm, a test) may play at once.
@@ -124,7 +112,7 @@ def screenshot(
 
     if out.suffix.lower() != ".png":
         raise typer.BadParameter(f"{out} should end in .png", param_hint="OUT")
-    chosen, settings = sim_game(game, variant, None)
+    chosen, settings = chosen_game(game, {"variant": variant}, sim=True)
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
     save_png(phone.screencap(), out)
     w, h = phone.screen_size()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from agent.farm.worker import WorkerSpec
+from agent.play.journal import journal_name
 
 # Terminal states: the farm ends when every known device is in one of them.
 DONE, QUARANTINED, SKIPPED, FAILED = "done", "quarantined", "skipped", "failed"
@@ -79,10 +80,6 @@ def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
 
 
-def _journal_name(key: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in key) + ".jsonl"
-
-
 class Farm:
     def __init__(
         self,
@@ -140,11 +137,11 @@ class Farm:
         spec = WorkerSpec(
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining,
-            journal=str(self.run_dir / _journal_name(row.key)), profiles=str(self.options.profiles),
+            journal=str(self.run_dir / journal_name(row.key)), profiles=str(self.options.profiles),
             calibrate=self.options.calibrate,
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.run_dir / (_journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")
+        log = open(self.run_dir / (journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")
         row.process = subprocess.Popen(
             [sys.executable, "-m", "agent.farm.worker", spec.to_json()],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,

@@ -103,7 +103,6 @@ class BoardRead(Generic[BoardT]):
 # the screen did what another rule of the game would have done, and the player now plays
 # by that rule; `unverified`: the run stopped before the move's result could be read.
 Verdict = Literal["as_predicted", "cascade", "rules_changed", "not_applied", "unexpected", "unverified"]
-VERDICTS: tuple[Verdict, ...] = ("as_predicted", "cascade", "rules_changed", "not_applied", "unexpected", "unverified")
 OK_VERDICTS: frozenset[str] = frozenset({"as_predicted", "cascade", "rules_changed"})
 
 
@@ -197,11 +196,6 @@ Settings = Mapping[str, Any]  # a game's options after validation, every one of 
 
 
 # -- the simulated phone ---------------------------------------------------------------
-
-
-class SimPhone(Device, Protocol):
-    @property
-    def clock(self) -> Clock: ...
 
 
 class SimGame(Protocol[BoardOut]):

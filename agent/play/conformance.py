@@ -146,9 +146,3 @@ class _Deaf:
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 200) -> None:
         return None
 
-
-def check_game(game: Game[Any, Any]) -> None:
-    """Every check above, for one game."""
-    check_sim_reads(game)
-    check_deterministic(game)
-    check_outcomes(game)

@@ -27,7 +27,9 @@ def bench_farm(
     from agent.device.adb import AdbTarget, stop_server
     from agent.simphone.launch import free_port
     from agent.farm.controller import Farm, FarmOptions
-    from agent.simphone.fleet import FARM_STEPS, SimFleet
+    from agent.cli.farm import sim_args
+    from agent.games.registry import get_game
+    from agent.simphone.fleet import SimFleet
 
     try:
         sizes = [int(s) for s in sim.split(",") if s.strip()]
@@ -35,6 +37,9 @@ def bench_farm(
         raise typer.BadParameter(f"{sim!r} should be numbers like 1,4,8", param_hint="--sim") from None
     if not sizes or min(sizes) < 1 or max(sizes) > 64:
         raise typer.BadParameter("farm sizes are 1..64", param_hint="--sim")
+    game = get_game("match3")
+    # greedy, as the figures in the README were measured: the farm's own cost, not the solver's
+    settings = {"variant": "step", "solver": "greedy", "steps": 30}
     results: list[dict[str, Any]] = []
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="puzzle-agent-farm-") as tmp:
@@ -42,11 +47,10 @@ def bench_farm(
             try:
                 with console.status(f"farm of {n}: starting {n} simulated phones"):
                     fleet = SimFleet(n, target, profiles=Path(tmp) / "profiles", log_dir=Path(tmp) / "logs",
-                                     game_args=["--steps", str(FARM_STEPS)]).__enter__()
+                                     game_args=sim_args(game, settings)).__enter__()
                 try:
-                    # greedy, as the figures in the README were measured: the farm's own cost, not the solver's
                     options = FarmOptions(moves=moves, profiles=fleet.profiles, serials=tuple(fleet.serials),
-                                          settings={"variant": "step", "solver": "greedy", "steps": 30})
+                                          settings=settings)
                     farm = Farm([target], Path(tmp) / "run", options)
                     with console.status(f"farm of {n}: playing {moves} moves each"):
                         farm.run()

@@ -3,7 +3,7 @@
 `layouts` holds the boards as data (the real 12x5 board, the seed's 13x5 rail mask),
 `topology` what is derived from them, `pieces` and `board` the position and its text
 notation, `moves` the legal destinations and shortest routes (engineer BFS over rails),
-`render` a PNG of a position with a route, `solve_cli` the `agent solve --game junqi` command.
+`render` a PNG of a position with a route, `solve` the solver behind `agent solve --game junqi`, `game` the game in the registry.
 """
 
 from agent.games.junqi.board import Board, JunqiNotationError

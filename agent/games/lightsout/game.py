@@ -41,6 +41,7 @@ from agent.games.lightsout.puzzle import (
     ON_CHARS,
     Puzzle,
     PuzzleError,
+    board_lines,
     lights_out,
     torus,
 )
@@ -74,8 +75,7 @@ class Lights:
     def parse(cls, text: str) -> Lights:
         """'1'/'0' rows separated by newlines or '/' ('#', '*', 'x' also mean on, '.' off,
         '?' unknown); spaces are ignored."""
-        lines = [ln.replace(" ", "").replace("\t", "") for ln in text.replace("/", "\n").splitlines()]
-        lines = [ln for ln in lines if ln]
+        lines = board_lines(text)
         if not lines:
             raise PuzzleError("the board is empty", hint="give one character per light: 1 (on) or 0 (off)")
         if len({len(ln) for ln in lines}) != 1:

@@ -217,10 +217,15 @@ def builtin(name: str, rows: int | None = None, cols: int | None = None) -> Puzz
 # -- state text ---------------------------------------------------------------------
 
 
+def board_lines(text: str) -> list[str]:
+    """A board's rows: split on newlines or '/', spaces dropped, blank rows skipped."""
+    lines = [ln.replace(" ", "").replace("\t", "") for ln in text.replace("/", "\n").splitlines()]
+    return [ln for ln in lines if ln]
+
+
 def parse_state(text: str, puzzle: Puzzle, what: str = "board") -> int:
     """State text -> bitset (see the module docstring for the form)."""
-    lines = [ln.replace(" ", "").replace("\t", "") for ln in text.replace("/", "\n").splitlines()]
-    lines = [ln for ln in lines if ln]
+    lines = board_lines(text)
     if not lines:
         raise PuzzleError(f"the {what} is empty", hint="give one character per light: 1 (on) or 0 (off)")
     for r, ln in enumerate(lines):
@@ -260,8 +265,7 @@ def format_state(state: int, puzzle: Puzzle, on: str = "1", off: str = "0") -> s
 
 def grid_shape_of(text: str) -> tuple[int, int] | None:
     """The rows x cols of a rectangular board text, or None if it is not rectangular."""
-    lines = [ln.replace(" ", "").replace("\t", "") for ln in text.replace("/", "\n").splitlines()]
-    lines = [ln for ln in lines if ln]
+    lines = board_lines(text)
     if not lines or len({len(ln) for ln in lines}) != 1:
         return None
     return len(lines), len(lines[0])

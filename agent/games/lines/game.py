@@ -68,23 +68,22 @@ class LinesPlayer:
     def __init__(self, config: LinesConfig, chooser: LinesChooser, seed: int) -> None:
         self.config, self.chooser = config, chooser
         self.rng = np.random.default_rng(seed)
-        self._made: Move | None = None  # the move whose taps are awaiting their check
+        self._made: tuple[Move, int] | None = None  # the move awaiting its check, and the balls it removes
         self._counts = {"balls_removed": 0}
 
     def decide(self, board: np.ndarray) -> Decision[Move] | NoMove:
         move = self.chooser.choose(Position(board), self.rng)
         if move is None:
             return NoMove("no move left", finished=True)
-        self._made = move
         removes = int(predict(board, move, self.config)[1].sum())
+        self._made = (move, removes)
         return Decision(move, str(move), fields={"predicted_removed": removes})
 
     def check(self, before: np.ndarray, decision: Decision[Move], after: np.ndarray) -> Check:
-        move = self._made
-        assert move is not None and move == decision.move, "check() follows decide()"
-        self._made = None
+        assert self._made is not None and self._made[0] == decision.move, "check() follows decide()"
+        (move, removes), self._made = self._made, None
         result = check_move(before, move, after, self.config)
-        removed = int(predict(before, move, self.config)[1].sum()) if result == CLEARED else 0
+        removed = removes if result == CLEARED else 0
         self._counts["balls_removed"] += removed
         return Check(verdict_of(result), result, {"removed": removed})
 

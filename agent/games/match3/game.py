@@ -119,7 +119,7 @@ class Match3Screen:
         return BoardRead(r.board, r.reading, r.confident, str(r.board))
 
     def player(self, profile: GameProfile, settings: Settings, seed: int) -> Match3Player:
-        config = config_for(profile, settings["variant"], int(settings.get("steps") or 30))
+        config = config_for(profile, settings["variant"], int(settings["steps"]))
         return Match3Player(config, make_solver(settings["solver"], seed))
 
     def gestures(self, move: Move, profile: GameProfile) -> tuple[Gesture, ...]:
@@ -141,7 +141,7 @@ class Match3Sim:
     def phone(self, settings: Settings, seed: int, size: tuple[int, int], clock: Clock, serial: str | None) -> Any:
         from agent.games.match3.sim import SimPhone
 
-        config = Match3Config(variant=settings["variant"], start_steps=int(settings.get("steps") or 30))
+        config = Match3Config(variant=settings["variant"], start_steps=int(settings["steps"]))
         if serial is None:
             return SimPhone(config=config, seed=seed, size=size, clock=clock)
         return SimPhone(config=config, seed=seed, size=size, clock=clock, serial=serial)
