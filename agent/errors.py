@@ -55,7 +55,11 @@ class DeviceOfflineError(DeviceError):
 
 
 class AdbServerError(DeviceError):
-    hint = "install adb (or `pip install adbutils`, which bundles it) and check `adb start-server`"
+    """The adb server is not there, died, or refuses. Where no adb binary exists at all
+    the raiser passes `install_hint` instead: restarting needs one."""
+
+    hint = "restart the adb server: `adb kill-server`, then `adb start-server` (and check ANDROID_ADB_SERVER_PORT)"
+    install_hint = "install adb (e.g. `apt-get install adb`, or `pip install adbutils`, which bundles it)"
 
 
 class DeviceTimeoutError(DeviceError):

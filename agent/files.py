@@ -60,3 +60,30 @@ def save_png(image: np.ndarray, path: str | os.PathLike[str]) -> Path:
     except OSError as exc:
         raise AgentError(f"could not write {path}: {exc.strerror or exc}",
                          hint="check that the folder exists and is writable") from None
+
+
+def writable_dir_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why files cannot be written into the folder `path` (made if missing), or None.
+    Checked by writing a scratch file, since permission bits lie to root and to
+    read-only or virtual file systems (/proc)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path, prefix=".write-check.", suffix=".tmp")
+    except OSError as exc:
+        return f"cannot write into {path}: {exc.strerror or exc}"
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
+    return None
+
+
+def writable_file_problem(path: str | os.PathLike[str], suffix: str | None = None) -> str | None:
+    """Why the file `path` cannot be written (its folder is made if missing), or None."""
+    path = Path(path)
+    if suffix is not None and path.suffix.lower() != suffix:
+        return f"{path} should end in {suffix}"
+    if path.is_dir():
+        return f"{path} is a folder, not a file"
+    return writable_dir_problem(path.parent if str(path.parent) else Path("."))

@@ -6,11 +6,14 @@ nothing of the command line.
 
 from __future__ import annotations
 
+import errno
+import os
+import signal
 import sys
 
 import typer
 
-from agent import __version__
+from agent import __version__, signals
 from agent.cli import bench, calibrate, devices, farm, plans, play, sim, solve
 from agent.cli.app import console, print_error
 from agent.errors import AgentError
@@ -47,8 +50,44 @@ app.add_typer(bench.app, name="bench")
 
 
 def main() -> None:
+    # SIGTERM and SIGHUP take Ctrl-C's path (a clean stop: journals and summaries written),
+    # and the exit status says which signal it was: 130, 143, 129.
+    with signals.stop_on_signals() as stop:
+        code = _run(stop)
+    sys.exit(code)
+
+
+def _run(stop: signals.StopState) -> int | str | None:
     try:
         app()
     except AgentError as exc:
         print_error(exc)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
+    except SystemExit as exc:
+        # typer turns a KeyboardInterrupt that reached it into 130, whatever the signal.
+        if exc.code == signals.exit_code(signal.SIGINT) and stop.signum is not None:
+            return signals.exit_code(stop.signum)
+        return exc.code
+    except KeyboardInterrupt as exc:  # one that came after the command ended
+        return signals.exit_code(signals.signal_of(exc))
+    except OSError as exc:
+        # After SIGHUP the terminal is gone: what is left to print has nowhere to go.
+        if exc.errno in (errno.EIO, errno.EPIPE) and stop.signum is not None:
+            _mute()
+            return signals.exit_code(stop.signum)
+        raise
+    finally:
+        stop.raised = True  # the command has ended: a signal from now on is only recorded
+    return 0
+
+
+def _mute() -> None:
+    """Point stdout and stderr at /dev/null, so the interpreter's own flush at exit
+    does not fail on the closed terminal."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)

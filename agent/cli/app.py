@@ -14,11 +14,56 @@ from rich.text import Text
 
 from agent.errors import AgentError, UsageError
 
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
+# Never markup: what is printed holds paths, serials and file text, where [brackets] are
+# literal (a `[/x]` would crash the printer, a `[device]` would vanish).
+# Rich takes COLUMNS as it is: 0 prints nothing at all, 1 a letter per line.
+_MIN_WIDTH = 40
+
+
+def _width() -> int | None:
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return max(columns, _MIN_WIDTH)
+
+
+console = Console(markup=False, width=_width())
+err_console = Console(stderr=True, soft_wrap=True, markup=False, width=_width())
 
 DEFAULT_PROFILES = Path(os.environ.get("PUZZLE_AGENT_PROFILES", "device_profiles"))
 DEFAULT_RUNS = Path("runs")
+# Seeds go to numpy's SeedSequence, which takes any integer >= 0; the cap keeps `seed + i`
+# (phone i, game i) within what JSON readers and int64 hold.
+SEED_MAX = 2**62
+
+
+def seed_option(help: str = "The seed of the simulated game and of any random choice.") -> Any:
+    """The one `--seed` option: an integer from 0 (a usage error otherwise)."""
+    return typer.Option(0, "--seed", min=0, max=SEED_MAX, help=help)
+
+
+def output_dir(path: Path, option: str) -> Path:
+    """`path` as a folder files can be written into (made if missing), checked before any
+    work starts: otherwise a usage error (exit 2) naming the option and the path."""
+    from agent.files import writable_dir_problem
+
+    problem = writable_dir_problem(path)
+    if problem:
+        raise typer.BadParameter(f"{problem}; give a folder you can write to", param_hint=option)
+    return path
+
+
+def output_file(path: Path | None, option: str, suffix: str | None = None) -> Path | None:
+    """`path` as a file that can be written (its folder made if missing), or a usage error."""
+    from agent.files import writable_file_problem
+
+    if path is None:
+        return None
+    problem = writable_file_problem(path, suffix)
+    if problem:
+        raise typer.BadParameter(f"{problem}; give a file you can write", param_hint=option)
+    return path
 
 
 def say(text: str, err: bool = False) -> None:
@@ -59,6 +104,22 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=name)
     return value
+
+
+def choice_list(name: str, value: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated list of choices, at least one, each known, none twice: otherwise
+    a usage error (exit 2) naming the option and the choices."""
+    names = tuple(n.strip() for n in value.split(","))
+    if not any(names):
+        raise typer.BadParameter(f"name at least one of {', '.join(choices)}", param_hint=name)
+    for n in names:
+        if not n:
+            raise typer.BadParameter(f"{value!r} has an empty entry; give names like {','.join(choices[:2])}",
+                                     param_hint=name)  # fmt: skip
+        check_choice(name, n, choices)
+    if len(set(names)) < len(names):
+        raise typer.BadParameter(f"{value!r} names one twice", param_hint=name)
+    return names
 
 
 def parse_size_option(size: str, option: str = "--size") -> tuple[int, int]:

@@ -17,8 +17,11 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from agent.cli.app import DEFAULT_PROFILES, check_choice, console, err_console, parse_size_option
-from agent.errors import AgentError, ProfileError
+from agent.cli.app import (
+    DEFAULT_PROFILES, check_choice, console, err_console, output_dir, output_file, parse_size_option, print_error, say,
+    seed_option,
+)
+from agent.errors import AgentError, ProfileError, ReadError
 
 def _games() -> tuple[str, ...]:
     """Games read off a screen: the ones a profile can be calibrated for."""
@@ -58,15 +61,21 @@ def _interactive() -> bool:
 
 
 def _confirm_overwrite(path: Path, game: str, yes: bool, as_json: bool) -> None:
+    """Ask before replacing this game's profile (or an unreadable file) at `path`. An
+    unreadable file is never parsed to be replaced: --yes (or a yes) writes over it."""
     from agent.vision.profile import load_profile
 
+    if path.is_dir():
+        # never replaced, not even with --yes: a folder may hold anything
+        raise ProfileError(f"{path} is a folder where this phone's profile file goes",
+                           hint="move or rename the folder, then calibrate again")  # fmt: skip
     if yes or not path.exists():
         return
     try:
         has_game = game in load_profile(path).games
         what = f"{path} already has a {game} profile"
-    except ProfileError:
-        has_game, what = True, f"{path} exists but is not a valid profile"
+    except ProfileError as exc:
+        has_game, what = True, f"{exc}: the file is unreadable"
     if not has_game:
         return  # adding a game to a phone's file keeps the others: nothing is lost
     if as_json or not _interactive():
@@ -83,7 +92,7 @@ def calibrate(
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder the profile (and overlay) go to."),
     overlay: Optional[Path] = typer.Option(None, "--overlay", help="Where to save the overlay PNG (default: beside the profile)."),
     model: Optional[str] = typer.Option(None, "--model", help="--image only: the device name for the profile file (default: the image's name)."),
-    seed: int = typer.Option(0, "--seed", help="--sim only: the game's seed."),
+    seed: int = seed_option("--sim only: the game's seed."),
     size: str = typer.Option("1080x2400", "--size", help="--sim only: screen WxH."),
     as_json: bool = typer.Option(False, "--json", help="Print what was read as one JSON object."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Replace an existing profile for this game without asking."),
@@ -95,6 +104,8 @@ def calibrate(
     from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
 
     check_choice("--game", game, _games())
+    output_dir(profiles, "--profiles")
+    output_file(overlay, "--overlay", ".png")
     frame, dev_model, density, where = _capture(serial, sim, image, seed, size, model, game)
     h, w = frame.shape[:2]
     path = profiles / profile_filename(dev_model, w, h)
@@ -137,7 +148,8 @@ def calibrate(
 
 
 def _profile_for(image_size: tuple[int, int], profile: Optional[Path], game: Optional[str], profiles: Path):
-    """(GameProfile, description) for reading an image of this size."""
+    """(GameProfile, description, notes) for reading an image of this size; the notes say
+    which unreadable profiles the lookup skipped."""
     from agent.vision.profile import find_profile, load_profile
 
     w, h = image_size
@@ -145,7 +157,7 @@ def _profile_for(image_size: tuple[int, int], profile: Optional[Path], game: Opt
         chosen = game or "match3"
         check_choice("--game", chosen, _games())
         match = find_profile("image", w, h, chosen, [profiles])
-        return match.profile, match.describe()
+        return match.profile, match.describe(), match.notes()
     device = load_profile(profile)
     if game is None:
         if len(device.games) != 1:
@@ -156,7 +168,7 @@ def _profile_for(image_size: tuple[int, int], profile: Optional[Path], game: Opt
         raise ProfileError(f"{profile} has no game {game!r} (it has: {', '.join(sorted(device.games)) or 'none'})")
     gp = device.games[game]
     if (device.width, device.height) == (w, h):
-        return gp, str(profile)
+        return gp, str(profile), []
     from agent.vision.profile import ASPECT_TOLERANCE
 
     if abs(device.width / device.height - w / h) > ASPECT_TOLERANCE * (w / h):
@@ -164,7 +176,7 @@ def _profile_for(image_size: tuple[int, int], profile: Optional[Path], game: Opt
             f"{profile} was made for a {device.width}x{device.height} screen and the image is {w}x{h} (another shape)",
             hint=f"calibrate on this screen: agent calibrate --image IMAGE --game {game}",
         )
-    return gp.scaled_to(w, h), f"{profile} (scaled from {device.width}x{device.height})"
+    return gp.scaled_to(w, h), f"{profile} (scaled from {device.width}x{device.height})", []
 
 
 def read(
@@ -179,9 +191,12 @@ def read(
     from agent.vision.calibrate import LOW_CONFIDENCE, reading_json
     from agent.vision.images import read_image
 
+    output_file(overlay, "--overlay", ".png")
     frame = read_image(image)
     h, w = frame.shape[:2]
-    gp, described = _profile_for((w, h), profile, game, profiles)
+    gp, described, notes = _profile_for((w, h), profile, game, profiles)
+    for note in notes:
+        say(note, err=as_json)
     x0, y0, x1, y1 = gp.board_bbox
     if x1 > w or y1 > h:
         raise ProfileError(f"the profile's board {list(gp.board_bbox)} does not fit the {w}x{h} image")
@@ -216,9 +231,6 @@ def read(
 def _exit_if_unread(unknown: int) -> None:
     """Exit 4 (as a board the agent would not act on) when some cells could not be read."""
     if unknown:
-        err_console.print(
-            f"[bold red]error:[/] {unknown} cells could not be read (shown as ?)\n"
-            "[bold]fix:[/] check the profile is for this game and screen, or recalibrate with `agent calibrate`",
-            highlight=False,
-        )
-        raise typer.Exit(4)
+        print_error(ReadError(f"{unknown} cells could not be read (shown as ?)",
+                              hint="check the profile is for this game and screen, or recalibrate with `agent calibrate`"))
+        raise typer.Exit(ReadError.exit_code)

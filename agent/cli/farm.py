@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -11,9 +12,10 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, console
+from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, SEED_MAX, console, output_dir, say, seed_option
 from agent.cli.app import chosen_game
 from agent.cli.play import GAME_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
+from agent import signals
 from agent.errors import AgentError
 
 
@@ -40,17 +42,51 @@ def farm_table(farm) -> Table:
 
 
 def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None) -> dict:
+    """Run the farm; `summary.json` is written however it ended (a signal, a bug, a
+    terminal that went away under the live table), before any signal is let through."""
+    from agent import signals
     from agent.farm.controller import Farm
-    from agent.play.journal import write_json_atomic
 
     farm = Farm(targets, run_dir, options, reconnect=reconnect)
-    if live:
-        with Live(farm_table(farm), console=console, refresh_per_second=4) as view:
-            summary = farm.run(on_tick=lambda f: view.update(farm_table(f)))
-    else:
-        summary = farm.run()
-    write_json_atomic(run_dir / "summary.json", summary)
+    with signals.deferred():
+        try:
+            with signals.allowed():  # the farm stops on a signal at once, and cleanly
+                if live:
+                    with Live(farm_table(farm), console=console, refresh_per_second=4) as view:
+                        farm.run(on_tick=lambda f: view.update(farm_table(f)))
+                else:
+                    farm.run()
+        except KeyboardInterrupt as exc:  # came as the farm ended: its workers are stopped
+            farm.mark_interrupted(exc)
+        finally:
+            summary = write_summary(run_dir, farm.summary())
     return summary
+
+
+def write_summary(run_dir: Path, summary: dict) -> dict:
+    from agent.play.journal import write_json_atomic
+    from agent.signals import deferred
+
+    with deferred():  # a signal now waits until the file is whole
+        write_json_atomic(run_dir / "summary.json", summary)
+    return summary
+
+
+def interrupted_summary(targets, run_dir: Path, options, exc: BaseException) -> dict:
+    """The summary of a farm stopped by a signal outside its own run: while its phones
+    started (nothing played yet), or stopped (the run's summary, marked interrupted)."""
+    from agent import signals
+    from agent.farm.controller import Farm
+
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        farm = Farm(targets, run_dir, options)
+        farm.mark_interrupted(exc)
+        summary = farm.summary()
+    if not summary.get("interrupted"):
+        summary = {**summary, "interrupted": True, "signal": signals.name(signals.signal_of(exc))}
+    return write_summary(run_dir, summary)
 
 
 def sim_args(game: Any, settings: dict[str, Any]) -> list[str]:
@@ -70,7 +106,7 @@ def farm(
     game: str = typer.Option("match3", "--game", help=GAME_HELP),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     solver: Optional[str] = typer.Option(None, "--solver", help=SOLVER_HELP),
-    seed: int = typer.Option(0, "--seed", help="Simulated phones: the first phone's seed (phone i gets seed + i)."),
+    seed: int = seed_option("Simulated phones: the first phone's seed (phone i gets seed + i)."),
     adb: list[str] = typer.Option([], "--adb", help="An adb server HOST:PORT (repeatable; default: the local one)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
     calibrate: bool = typer.Option(False, "--calibrate", help="Calibrate a device that has no profile on its screen (writes the profile and an overlay to --profiles) instead of skipping it."),
@@ -83,24 +119,31 @@ def farm(
     from agent.play.journal import new_run_dir
 
     chosen, settings = chosen_game(game, {"variant": variant, "solver": solver}, sim=bool(sim))
+    if sim and seed + sim - 1 > SEED_MAX:
+        raise typer.BadParameter(f"phone {sim - 1} would get seed {seed + sim - 1}, above {SEED_MAX}", param_hint="--seed")
+    output_dir(runs, "--runs")
+    if sim or calibrate:
+        output_dir(profiles, "--profiles")
     if sim and moves is None:
         moves = chosen.sim.default_moves
     targets = [parse_adb_address(a) for a in adb] or [AdbTarget()]
     if sim and len(targets) > 1:
         raise typer.BadParameter("--sim starts phones on one adb server: give at most one --adb", param_hint="--sim")
     run_dir = new_run_dir(runs)
-    with ExitStack() as stack:
-        serials = tuple(serial)
-        if sim:
-            from agent.simphone.fleet import SimFleet
+    options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,
+                          serials=tuple(serial), calibrate=calibrate)  # fmt: skip
+    try:
+        with ExitStack() as stack:
+            if sim:
+                from agent.simphone.fleet import SimFleet
 
-            fleet = stack.enter_context(SimFleet(sim, targets[0], profiles=profiles, game=game,
-                                                 game_args=sim_args(chosen, settings), log_dir=run_dir / "phones",
-                                                 base_seed=seed))  # fmt: skip
-            serials = serials + tuple(fleet.serials) if serials else tuple(fleet.serials)
-        options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,
-                              serials=serials, calibrate=calibrate)  # fmt: skip
-        summary = run_farm(targets, run_dir, options, live=not as_json)
+                fleet = stack.enter_context(SimFleet(sim, targets[0], profiles=profiles, game=game,
+                                                     game_args=sim_args(chosen, settings),
+                                                     log_dir=run_dir / "phones", base_seed=seed))  # fmt: skip
+                options = replace(options, serials=options.serials + tuple(fleet.serials))
+            summary = run_farm(targets, run_dir, options, live=not as_json)
+    except KeyboardInterrupt as exc:  # while the phones started or stopped
+        summary = interrupted_summary(targets, run_dir, options, exc)
     if as_json:
         print(json.dumps(summary))
     else:
@@ -109,9 +152,12 @@ def farm(
             f"{totals['devices']} devices, {totals['moves']} moves, {totals['decisions_per_s']:.2f} decisions/s; "
             f"states: {', '.join(f'{k} {v}' for k, v in totals['by_state'].items()) or '-'}"
         )
-        console.print(f"journals and summary: {run_dir}")
+        if summary.get("interrupted"):
+            say(f"{signals.reason(signals.number(summary.get('signal') or 'SIGINT'))}: the farm stopped cleanly")
+        say(f"journals and summary: {run_dir}")
     if summary.get("interrupted"):
-        raise typer.Exit(130)  # after the clean stop: journals and summary.json are written
+        # After the clean stop (journals and summary.json written): 130, 143 or 129.
+        raise typer.Exit(signals.exit_code(signals.number(summary.get("signal") or "SIGINT")))
     if not summary["devices"]:
         raise AgentError(
             "no devices to farm: the adb server(s) list none",

@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agent.cli.app import console, err_console
+from agent.cli.app import console, err_console, output_file
 
 app = typer.Typer(no_args_is_help=True, help="The match-3 plan library (seed 000's execution plans).")
 
@@ -67,6 +67,7 @@ def plans_build(
     from agent.games.match3.plans import COMPLETE, FAITHFUL, build_plans
 
     target = out or (_faithful_path(library_path()) if faithful else library_path())
+    output_file(target, "--out")
     t0 = time.perf_counter()
     with _progress(as_json) as update:
         library, report = build_plans(FAITHFUL if faithful else COMPLETE, progress=update)
@@ -98,12 +99,13 @@ def plans_verify(library: Optional[Path] = typer.Option(None, "--library", help=
     from agent.games.match3.plan_library import PlanLibraryError, library_path, load_library, verify_library
 
     path = library_path(library)
-    lib = load_library(path)
+    lib = load_library(path, check=False)  # every bad record is reported below, not just the first
     failures = list(verify_library(lib))
     if failures:
         for f in failures[:10]:
-            where = f"plan {f.index + 1}" if f.index >= 0 else "header"
-            err_console.print(f"{where}: {f.problem}" + (f"\n  {f.plan}" if f.plan else ""), highlight=False)
+            where = f"plan {f.index + 1}" if f.index >= 0 else "library"
+            err_console.print(f"{where}: {f.problem}" + (f"\n  {f.plan}" if f.plan else ""), highlight=False,
+                              markup=False)
         raise PlanLibraryError(f"{len(failures)} problem(s) in {path}, first: {failures[0].problem}")
     console.print(f"{len(lib)} plans verified ({path})")
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, check_choice, chosen_game, console, parse_size_option, say
+from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, check_choice, chosen_game, console, parse_size_option, say, seed_option, output_dir
 
 # The options `agent play` and `agent farm` share, so both say the same thing.
 GAME_HELP = "The game on screen: one of the registered games (`agent play --help` lists them)."
@@ -43,7 +43,7 @@ def play(
     game: str = typer.Option("match3", "--game", help=GAME_HELP),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     solver: Optional[str] = typer.Option(None, "--solver", help=SOLVER_HELP),
-    seed: int = typer.Option(0, "--seed", help="The seed of the simulated game and of any random choice."),
+    seed: int = seed_option("The seed of the simulated game and of any random choice."),
     size: str = typer.Option("1080x2400", "--size", help="Simulated phone: screen WxH."),
     moves: Optional[int] = typer.Option(None, "--moves", min=1, help=MOVES_HELP),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help=STEPS_HELP),
@@ -62,6 +62,8 @@ def play(
     if sim and serial:
         raise typer.BadParameter("use either --sim or --serial, not both", param_hint="--sim")
     check_choice("--capture", capture, ("auto", "raw", "png"))
+    output_dir(runs, "--runs")
+    output_dir(profiles, "--profiles")
     chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "steps": steps}, sim)
     if sim:
         run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles)
@@ -74,16 +76,17 @@ def play(
         run = runs_mod.device_run(chosen, device, settings, seed, profiles)
     for note in run.notes:
         say(note, err=as_json)
+    player = run.make_player()  # before the run folder: a broken plan library leaves none behind
     run_dir = new_run_dir(runs)
     journal_path = run_dir / journal_name(run.device.serial)
     options = PlayOptions(moves=moves)
     if as_json:
-        summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json")
+        summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json", player=player)
     else:
         limit = f" of {moves}" if moves is not None else ""
         with console.status("playing...") as status:
             summary = runs_mod.play(
-                run, options, journal_path, summary_path=run_dir / "summary.json",
+                run, options, journal_path, summary_path=run_dir / "summary.json", player=player,
                 on_move=lambda s: status.update(f"playing {game}: move {s.moves}{limit}, {s.confirmed} confirmed"),
             )  # fmt: skip
     if as_json:

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-import signal
+import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
 
-from agent.cli.app import DEFAULT_PROFILES, chosen_game, console, parse_size_option, say
+from agent.cli.app import DEFAULT_PROFILES, chosen_game, console, parse_size_option, say, seed_option, output_dir, output_file
 from agent.cli.play import GAME_HELP, STEPS_HELP, VARIANT_HELP
+from agent import signals
 from agent.errors import AgentError, DeviceError
 
 app = typer.Typer(no_args_is_help=True, help="The simulated phones.")
@@ -26,19 +28,22 @@ _STATUS_EVERY_S = 0.5
 def serve(
     port: int = typer.Option(DEFAULT_SERVE_PORT, "--port", min=1, max=65535, help="TCP port on 127.0.0.1."),
     game: str = typer.Option("match3", "--game", help=GAME_HELP),
-    seed: int = typer.Option(0, "--seed", help="The game's seed."),
+    seed: int = seed_option("The game's seed."),
     size: str = typer.Option("1080x2400", "--size", help="Screen WxH."),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help=STEPS_HELP),
     unauthorized: bool = typer.Option(False, "--unauthorized", help="Never authorize adb (as a phone whose prompt nobody accepted)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Where to write the phone's profile."),
     connect: bool = typer.Option(False, "--connect", help="Also run `adb connect` on the adb server (ANDROID_ADB_SERVER_PORT)."),
+    stop_with_input: bool = typer.Option(False, "--stop-with-input", hidden=True,
+                                         help="Stop when standard input ends: a farm's phone stops with the farm, even one that was killed."),
 ) -> None:
     """Serve a game's simulated phone as a real adb device on 127.0.0.1:PORT until Ctrl-C."""
     from agent.device.clock import RealClock
     from agent.simphone.adbd import AdbdServer
 
     chosen, settings = chosen_game(game, {"variant": variant, "steps": steps}, sim=True)
+    output_dir(profiles, "--profiles")
     address = f"127.0.0.1:{port}"
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), RealClock(), f"sim-{port}")
     # The profile first: whoever sees the port open (a farm, a test) may play at once.
@@ -63,11 +68,13 @@ def serve(
             say(f"note: an adb server started from now on may also list it as emulator-{port - 1}; pass --serial to choose")
         if connect:
             _connect(address)
-        console.print("Ctrl-C stops it.")
-        _serve_until_stopped(server, lambda: chosen.sim.status_line(phone))
+        console.print("Ctrl-C (or SIGTERM, SIGHUP) stops it.")
+        stopped = _serve_until_stopped(server, lambda: chosen.sim.status_line(phone),
+                                       _input_ended() if stop_with_input else None)
     finally:
-        server.stop()
-    console.print("stopped")
+        with signals.deferred():
+            server.stop()
+    say(stopped)
 
 
 def _connect(address: str) -> None:
@@ -83,26 +90,45 @@ def _connect(address: str) -> None:
     say(f"adb server at {target.address}: {said}")
 
 
-def _serve_until_stopped(server: Any, status: Callable[[], str]) -> None:
-    # SIGTERM (kill, a test's terminate()) stops as cleanly as Ctrl-C.
-    previous = signal.signal(signal.SIGTERM, lambda *_: server.stop())
+def _serve_until_stopped(server: Any, status: Callable[[], str], input_ended: threading.Event | None) -> str:
+    """Serve until Ctrl-C, SIGTERM or SIGHUP (`agent.signals` turns each into the same
+    KeyboardInterrupt), until standard input ends (when asked to watch it), or until the
+    server stops; say which. Being told to stop is how serving ends: it exits 0."""
     try:
         with console.status("serving") as spinner:
             while not server.wait(_STATUS_EVERY_S):
+                if input_ended is not None and input_ended.is_set():
+                    return "stopped (standard input ended: whoever started the phone is gone)"
                 spinner.update(
                     f"serving: {server.connections} adb connection(s), {server.commands} commands; {status()}"
                 )
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt as exc:
+        return f"stopped ({signals.name(signals.signal_of(exc))})"
+    return "stopped"
+
+
+def _input_ended() -> threading.Event:
+    """Set once standard input ends: the pipe from the process that started this phone
+    closes when that process ends, however it ended (SIGKILL included)."""
+    ended = threading.Event()
+
+    def watch() -> None:
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except (OSError, ValueError):
+            pass
+        ended.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    return ended
 
 
 @app.command("screenshot")
 def screenshot(
     out: Path = typer.Argument(..., help="PNG file to write."),
     game: str = typer.Option("match3", "--game", help=GAME_HELP),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(),
     size: str = typer.Option("1080x2400", "--size", help="Screen WxH."),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
 ) -> None:
@@ -110,8 +136,7 @@ def screenshot(
     from agent.device.clock import ManualClock
     from agent.files import save_png
 
-    if out.suffix.lower() != ".png":
-        raise typer.BadParameter(f"{out} should end in .png", param_hint="OUT")
+    output_file(out, "OUT", ".png")
     chosen, settings = chosen_game(game, {"variant": variant}, sim=True)
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
     save_png(phone.screencap(), out)

@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agent.cli.app import console
+from agent.cli.app import console, output_file
 from agent.errors import UsageError
 from agent.files import save_png
 from agent.games.base import Block, SolveOption, SolveReport, SolveRequest, Solver, TableBlock
@@ -45,6 +45,7 @@ def solve(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Solve one position of a game (no phone involved)."""
+    output_file(png, "--png", ".png")
     given: dict[str, Any] = {
         "board": board, "objective": objective, "top": None if top == TOP_DEFAULT else top, "puzzle": puzzle,
         "rows": rows, "cols": cols, "start": start, "to": to,

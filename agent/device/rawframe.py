@@ -3,11 +3,17 @@
 Pure functions (no adb), so the capture path can be tested without a phone and the
 future fake phone can produce byte-exact screencap output with `encode_raw_screencap`.
 Frames are (H, W, 3) uint8 BGR everywhere in the project; sizes are (width, height).
+
+Nothing here sizes memory from what a phone claims before checking the claim: a raw
+header or a PNG's IHDR beyond `MAX_SIDE`, or at odds with the screen size the phone
+reported, is refused before any buffer or image of that size exists
+(`raw_reply_size`, `png_reply_size`, and `decode_png` itself).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Collection
 
 import cv2
 import numpy as np
@@ -18,8 +24,21 @@ RGBA_8888 = 1
 # The colour-space word newer screencap writes after the format; sRGB is what phones report.
 COLORSPACE_SRGB = 1
 _HEADER_SIZES = (12, 16)
-# Bigger than any phone panel; a "width" beyond it means the bytes are not a header.
-_MAX_SIDE = 16384
+RAW_HEAD = _HEADER_SIZES[0]
+# Bigger than any phone or tablet panel (an 8K TV is 7680x4320): a side beyond it is a
+# broken or hostile phone, and a frame that big would be 256 MiB.
+MAX_SIDE = 8192
+# Far below any screen (a smartwatch has 240 pixels or more a side), so tests may use
+# small ones; 0 or a negative side is a phone that says nonsense.
+MIN_SIDE = 16
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# The signature, then the IHDR chunk's length and type, then its width and height.
+PNG_HEAD = 24
+# An error from screencap (text where the frame should be) is a line or two.
+_TEXT_LIMIT = 64 * 1024
+# Phone screenshots compress to well under a byte a pixel: a first buffer of this
+# much per pixel rarely grows.
+_PNG_BYTES_PER_PIXEL = 0.5
 # adb hands back an all-zero buffer when capture fails (screen off, secure window),
 # and near-zero noise on some GPUs, so "black" means the brightest pixel is still dark.
 BLACK_MAX = 10
@@ -42,7 +61,7 @@ def parse_raw_screencap(data: Buffer, expect: tuple[int, int] | None = None) -> 
     if n < _HEADER_SIZES[0]:
         raise CaptureError(f"truncated screencap: only {n} bytes, not even a header")
     width, height, fmt = struct.unpack_from("<III", view, 0)
-    if not (0 < width <= _MAX_SIDE and 0 < height <= _MAX_SIDE):
+    if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
         raise CaptureError(f"screencap header has an impossible size {width}x{height}")
     if fmt != RGBA_8888:
         raise CaptureError(f"unsupported screencap pixel format {fmt} (only RGBA_8888 = 1 is handled)")
@@ -65,10 +84,18 @@ def parse_raw_screencap(data: Buffer, expect: tuple[int, int] | None = None) -> 
 
 
 def decode_png(data: Buffer) -> np.ndarray:
-    """`screencap -p` output -> (H, W, 3) uint8 BGR."""
+    """`screencap -p` output -> (H, W, 3) uint8 BGR.
+
+    The size in the PNG's header is checked before decoding: a small file can claim a
+    huge image, and the decoder would allocate all of it."""
     view = memoryview(data).cast("B")
     if len(view) == 0:
         raise CaptureError("screencap -p returned no data")
+    if view[: len(PNG_SIGNATURE)].tobytes() != PNG_SIGNATURE:
+        raise CaptureError(f"screencap -p did not return a PNG: {_snippet(view)}")
+    if len(view) < PNG_HEAD:
+        raise CaptureError(f"truncated PNG: only {len(view)} bytes, not even a header")
+    png_reply_size(view[:PNG_HEAD].tobytes())  # refuses a claimed size beyond the cap
     img: np.ndarray | None = cv2.imdecode(np.frombuffer(view, dtype=np.uint8), cv2.IMREAD_UNCHANGED)
     if img is None or img.size == 0:
         raise CaptureError(f"screencap -p did not return a decodable PNG: {_snippet(view)}")
@@ -83,6 +110,50 @@ def decode_png(data: Buffer) -> np.ndarray:
     if img.shape[2] == 3:
         return img
     raise CaptureError(f"PNG has {img.shape[2]} channels, expected 3 or 4")
+
+
+def raw_reply_size(head: bytes, allowed: Collection[tuple[int, int]] | None = None) -> tuple[int, int]:
+    """(expected, most) bytes of a raw screencap reply, from its first RAW_HEAD bytes.
+
+    Raises CaptureError when the header claims a frame beyond MAX_SIDE or, given
+    `allowed` (the (width, height) sizes the phone's screen can have), one of another
+    size. Text (an error from screencap) gets a small allowance, so its words can be
+    quoted by parse_raw_screencap.
+    """
+    if _looks_like_text(memoryview(head)[:RAW_HEAD]):
+        return 4096, _TEXT_LIMIT
+    width, height, fmt = struct.unpack_from("<III", head, 0)
+    _check_claim("screencap header", width, height, allowed)
+    if fmt != RGBA_8888:
+        raise CaptureError(f"unsupported screencap pixel format {fmt} (only RGBA_8888 = 1 is handled)")
+    most = width * height * 4 + _HEADER_SIZES[-1]
+    return most, most
+
+
+def png_reply_size(head: bytes, allowed: Collection[tuple[int, int]] | None = None) -> tuple[int, int]:
+    """(expected, most) bytes of a `screencap -p` reply, from its first PNG_HEAD bytes;
+    refuses a size beyond MAX_SIDE or outside `allowed`, as raw_reply_size does."""
+    if head[: len(PNG_SIGNATURE)] != PNG_SIGNATURE:
+        return 4096, _TEXT_LIMIT  # not a PNG: decode_png says so, quoting it
+    if len(head) < PNG_HEAD or head[12:16] != b"IHDR":
+        raise CaptureError("screencap -p sent a PNG that does not start with its IHDR header")
+    width, height = struct.unpack_from(">II", head, 16)
+    _check_claim("PNG header", width, height, allowed)
+    # The worst case: 16-bit RGBA stored uncompressed (8 bytes a pixel, a filter byte a
+    # row, deflate's 5 bytes per 64 KiB block), plus room for chunks such as a colour profile.
+    raw = height * (1 + width * 8)
+    return int(width * height * _PNG_BYTES_PER_PIXEL) + 4096, raw + raw // 1000 + (1 << 20)
+
+
+def _check_claim(what: str, width: int, height: int, allowed: Collection[tuple[int, int]] | None) -> None:
+    if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
+        raise CaptureError(
+            f"the {what} claims a {width}x{height} frame, which no screen has "
+            f"(each side must be 1..{MAX_SIDE} pixels)"
+        )
+    if allowed is not None and (width, height) not in allowed:
+        sizes = " or ".join(sorted({f"{w}x{h}" for w, h in allowed}))
+        raise CaptureError(f"the {what} claims a {width}x{height} frame, but the phone's screen is {sizes}")
 
 
 def check_frame(frame: np.ndarray | None, expect: tuple[int, int] | None) -> None:

@@ -4,12 +4,19 @@ failing, and keeps a live table and the run's summary.
 
 A device is keyed by `host:port/serial`, so the same serial on two adb servers (two
 hosts) stays two devices.
+
+Ctrl-C, SIGTERM or SIGHUP (`agent.signals`) stop the farm cleanly: every worker is told
+to stop after its move and waited for; a second signal stops the waiting: the workers
+are sent SIGTERM (each stops at once, with its stop line), then killed. A worker that
+dies before its stop line (killed, crashed) gets one written for it, so every journal
+ends with why, and the summary says the farm was interrupted and by which signal.
 """
 
 from __future__ import annotations
 
 import json
 import queue as queue_mod
+import signal
 import subprocess
 import sys
 import threading
@@ -18,12 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from agent import signals
 from agent.farm.worker import WorkerSpec
-from agent.play.journal import journal_name
+from agent.play.journal import end_unfinished, journal_name
 
 # Terminal states: the farm ends when every known device is in one of them.
 DONE, QUARANTINED, SKIPPED, FAILED = "done", "quarantined", "skipped", "failed"
 TERMINAL = {DONE, QUARANTINED, SKIPPED, FAILED}
+STOPPED = "stopped"  # the farm was stopped before this device was done
+
+# How long workers may take to stop after "stop" (one move), and after SIGTERM (at once).
+STOP_WAIT_S = 15.0
+END_WAIT_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,7 @@ class Farm:
         self.started = time.time()
         self.events: list[dict] = []
         self.interrupted = False
+        self.stop_signal: int | None = None  # what interrupted the farm
 
     # -- discovery ------------------------------------------------------------------
     def discover(self) -> None:
@@ -230,12 +244,16 @@ class Farm:
             proc = row.process
             if proc is not None and proc.poll() is not None:
                 row.process = None
-                # A worker that died without a word (killed, crashed interpreter) failed.
+                self._reap(row, proc)
+                # A worker that died without a word (killed, crashed interpreter) failed,
+                # unless the farm is stopping: then it stopped.
                 if row.state not in TERMINAL and row.state != "retrying":
                     self._drain_for(row)
                     if row.state not in TERMINAL and row.state != "retrying":
-                        row.last_error = row.last_error or f"worker exited with code {proc.returncode}"
-                        self._fail(row)
+                        if not (self._stop.is_set() and proc.returncode == 0):
+                            row.last_error = row.last_error or f"worker exited with code {proc.returncode}"
+                        if not self._stop.is_set():
+                            self._fail(row)
             if row.process is None and row.state == "starting" and not self._stop.is_set():
                 self._start(row)
             elif row.process is None and row.state == "retrying" and now >= row.retry_at and not self._stop.is_set():
@@ -249,6 +267,19 @@ class Farm:
             for row in self.rows.values():
                 if row.state == "waiting":
                     row.state = "starting"  # try it: the worker reports what is wrong
+
+    def _reap(self, row: DeviceRow, proc: subprocess.Popen) -> None:
+        """A worker has exited: if its journal's last run has no stop line, write one."""
+        code = proc.poll()
+        if self.interrupted and (code is None or code < 0):
+            kind, why = "interrupted", f"{signals.reason(self.stop_signal or signal.SIGINT)}: the farm ended the worker"
+        else:
+            kind, why = "crashed", "the worker died"
+        try:
+            end_unfinished(self.run_dir / journal_name(row.key), f"{why} (exit status {code}) before its stop line",
+                           kind, written_by="farm")  # fmt: skip
+        except OSError as exc:
+            self._event("journal_error", key=row.key, error=str(exc))
 
     def _drain_for(self, row: DeviceRow) -> None:
         deadline = time.monotonic() + 0.5
@@ -278,47 +309,71 @@ class Farm:
         """Play until every device is finished, quarantined or skipped. With no device at
         all after `give_up_after_s`, stop and say so."""
         first_look = time.monotonic()
-        self.discover()
         try:
-            while not self.finished:
-                self._tick()
-                if on_tick:
-                    on_tick(self)
-                if not self.rows and time.monotonic() - first_look > give_up_after_s:
-                    break
-                if self._stop.is_set() and all(r.process is None for r in self.rows.values()):
-                    break
-                time.sleep(tick_s)
-        except KeyboardInterrupt:
-            self.interrupted = True
-            self.stop()
-            self._event("interrupted")
-            self._wait_workers(timeout_s=15.0)
-        finally:
-            self._wait_workers(timeout_s=15.0)
-            if on_tick:
-                on_tick(self)
+            try:
+                self.discover()
+                while not self.finished:
+                    self._tick()
+                    if on_tick:
+                        on_tick(self)
+                    if not self.rows and time.monotonic() - first_look > give_up_after_s:
+                        break
+                    if self._stop.is_set() and all(r.process is None for r in self.rows.values()):
+                        break
+                    time.sleep(tick_s)
+            except KeyboardInterrupt as exc:
+                self.mark_interrupted(exc)
+            finally:
+                # However the loop ended (a signal, a bug, a display that failed), no worker
+                # is left behind; a signal now waits until they are all stopped.
+                with signals.deferred():
+                    self.stop()
+                    self._wait_workers(STOP_WAIT_S)
+                    if on_tick:
+                        on_tick(self)
+        except KeyboardInterrupt as exc:  # came while the farm was stopping
+            self.mark_interrupted(exc)
         return self.summary()
 
+    def mark_interrupted(self, exc: BaseException) -> None:
+        if not self.interrupted:
+            self.interrupted, self.stop_signal = True, signals.signal_of(exc)
+            self._event("interrupted", signal=signals.name(self.stop_signal))
+
     def _wait_workers(self, timeout_s: float) -> None:
+        """Wait for every worker to stop. After `timeout_s`, or at once on a second
+        signal, end them: SIGTERM (each stops now, with its stop line), then SIGKILL."""
         deadline = time.monotonic() + timeout_s
-        while any(r.process is not None for r in self.rows.values()) and time.monotonic() < deadline:
+        ending = False
+        while any(r.process is not None for r in self.rows.values()):
+            now = time.monotonic()
+            if not ending and (now >= deadline or signals.escalated()):
+                ending, deadline = True, now + END_WAIT_S
+                self._event("ending_workers", why="a second signal" if signals.escalated() else "did not stop in time")
+                for row in self.rows.values():
+                    if row.process is not None:
+                        _send_signal(row.process, signal.SIGTERM)
+            elif ending and now >= deadline:
+                break
             self._tick()
             time.sleep(0.05)
         for row in self.rows.values():
-            if row.process is not None:  # would not stop: end it
-                row.process.terminate()
+            proc = row.process
+            if proc is not None:  # would not stop even so: kill it
+                _send_signal(proc, signal.SIGKILL)
                 try:
-                    row.process.wait(2)
+                    proc.wait(5)
                 except subprocess.TimeoutExpired:
-                    row.process.kill()
+                    pass
                 row.process = None
+                self._reap(row, proc)
                 if row.state not in TERMINAL:
                     row.state = FAILED
                     row.last_error = row.last_error or "did not stop in time"
+        self._tick()  # the last words of the workers that stopped
         for row in self.rows.values():
             if row.state not in TERMINAL:
-                row.state = "stopped"
+                row.state = STOPPED
 
     def summary(self) -> dict:
         rows = [r.as_dict() for r in self.rows.values()]
@@ -329,6 +384,7 @@ class Farm:
             "run_dir": str(self.run_dir),
             "elapsed_s": round(elapsed, 3),
             "interrupted": self.interrupted,
+            "signal": None if self.stop_signal is None else signals.name(self.stop_signal),
             "devices": rows,
             "totals": {
                 "devices": len(rows),
@@ -340,6 +396,13 @@ class Farm:
             },
             "events": self.events,
         }
+
+
+def _send_signal(proc: subprocess.Popen, signum: int) -> None:
+    try:
+        proc.send_signal(signum)
+    except OSError:
+        pass  # already gone
 
 
 def _percentile(values: list[float], q: float) -> float | None:

@@ -3,14 +3,19 @@ device and reports to the controller.
 
 It talks to the controller only through JSON lines: events on stdout, and "stop" (or
 end of input) on stdin, so a hung or crashed device costs one process, never the farm.
-SIGINT is ignored here: Ctrl-C reaches the controller, which tells every worker to
-stop, and each stops between two moves. A plain subprocess, not multiprocessing: spawn
-re-runs the parent's main script, which breaks when `agent` is a shell shim (pyenv).
+A first Ctrl-C (a terminal sends it to the whole group, the controller too) stops the
+worker between two moves, as the controller's "stop" does; SIGTERM, SIGHUP or a second
+Ctrl-C stop it at once (the controller sends SIGTERM when it stops waiting). Either way
+its journal ends with a stop line. If the controller is gone (end of input, or stdout a
+broken pipe) the worker stops too, quietly. A plain subprocess, not multiprocessing:
+spawn re-runs the parent's main script, which breaks when `agent` is a shell shim (pyenv).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import signal
 import sys
 import threading
@@ -19,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agent import signals
 from agent.errors import AgentError, ProfileError
 
 
@@ -45,16 +51,36 @@ class WorkerSpec:
 
 
 class _Out:
-    """Events as JSON lines on stdout; one lock so lines never interleave."""
+    """Events as JSON lines on stdout; one lock so lines never interleave. When nobody
+    reads them any more (the controller died), the worker is asked to stop, and later
+    events are dropped."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop: threading.Event) -> None:
         self.lock = threading.Lock()
+        self.stop = stop
+        self.gone = False
 
     def put(self, event: dict) -> None:
         line = json.dumps(event, separators=(",", ":"))
-        with self.lock:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+        with self.lock, signals.deferred():  # a signal must not cut a line in two
+            if self.gone:
+                return
+            try:
+                sys.stdout.write(line + "\n")
+                sys.stdout.flush()
+            except OSError as exc:
+                if exc.errno not in (errno.EPIPE, errno.EINVAL):
+                    raise
+                self._parent_gone()
+
+    def _parent_gone(self) -> None:
+        self.gone = True
+        self.stop.set()
+        # Point stdout at /dev/null so nothing (the interpreter's own flush at exit
+        # included) writes to the broken pipe again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _send(queue: Any, spec: WorkerSpec, kind: str, **fields: Any) -> None:
@@ -85,9 +111,11 @@ class _CountingDevice:
 
 
 def worker_main(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         _play(spec, queue, stop_event)
+    except KeyboardInterrupt as exc:
+        # Stopped before or after the loop (which ends its own journal): nothing to report.
+        print(f"worker {spec.key}: {signals.reason(signals.signal_of(exc))}", file=sys.stderr)
     except AgentError as exc:
         _send(queue, spec, "error", error=str(exc), hint=exc.hint, error_class=type(exc).__name__,
               retry=not isinstance(exc, ProfileError))  # fmt: skip
@@ -194,13 +222,17 @@ def main(argv: list[str] | None = None) -> None:
     stop = threading.Event()
 
     def watch_stdin() -> None:
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
+        try:
+            for line in sys.stdin:
+                if line.strip() == "stop":
+                    break
+        except (OSError, ValueError):
+            pass
         stop.set()  # "stop", or the controller went away
 
     threading.Thread(target=watch_stdin, daemon=True).start()
-    worker_main(spec, _Out(), stop)
+    with signals.stop_on_signals(request=stop.set, graceful=(signal.SIGINT,)):
+        worker_main(spec, _Out(stop), stop)
 
 
 if __name__ == "__main__":

@@ -182,6 +182,7 @@ class Option:
     default: object = None  # on a real phone
     sim_default: object = None  # on the simulated phone (None: as `default`)
     minimum: int | None = None
+    maximum: int | None = None  # e.g. what the game's header can show
     sim_only: bool = False  # it shapes the simulated phone, not how the agent plays
 
     @property

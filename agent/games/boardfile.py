@@ -8,11 +8,16 @@ or cannot be read is a `BoardFileError` naming the file and the fix.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from agent.errors import AgentError
 
 STDIN = "-"
+# A board is a few hundred bytes and a file of several (match3) a few KB; a bigger input
+# is a mistake, refused before it fills memory.
+MAX_BOARD_BYTES = 4 * 1024 * 1024
 
 
 class BoardFileError(AgentError):
@@ -31,14 +36,48 @@ def is_board_file(source: str) -> bool:
         return False
 
 
+@contextmanager
+def naming(source: str | None) -> Iterator[None]:
+    """Errors about the board read from `source` (a file, or stdin) name where it came
+    from, so a user with many board files knows which one is wrong; board text given on
+    the command line is its own name."""
+    try:
+        yield
+    except AgentError as exc:
+        if source is not None and is_board_file(source):
+            where = "stdin" if source == STDIN else source
+            if not str(exc).startswith(where):
+                exc.args = (f"{where}: {exc}", *exc.args[1:])
+        raise
+
+
 def read_board_text(source: str) -> str:
-    """The text of the board file `source`, or of stdin for '-'."""
+    """The text of the board file `source`, or of stdin for '-': UTF-8, at most
+    MAX_BOARD_BYTES (boards are a few hundred bytes; a file of many is still small)."""
     if source == STDIN:
-        return sys.stdin.read()
+        raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text stream
+        if raw is None:
+            return _decode(sys.stdin.read(MAX_BOARD_BYTES + 1).encode("utf-8", "surrogateescape"), "stdin")
+        return _decode(raw.read(MAX_BOARD_BYTES + 1), "stdin")
     path = Path(source)
     try:
-        return path.read_text(encoding="utf-8")
+        if path.is_dir():
+            raise BoardFileError(f"{path} is a folder, not a board file")
+        with open(path, "rb") as f:  # a pipe is read too, up to the limit
+            data = f.read(MAX_BOARD_BYTES + 1)
     except FileNotFoundError:
         raise BoardFileError(f"no board file {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BoardFileError(f"cannot read {path}: {exc}", hint="give a text file with one line per row") from None
+    except OSError as exc:
+        raise BoardFileError(f"cannot read {path}: {exc.strerror or exc}",
+                             hint="give a text file with one line per row") from None  # fmt: skip
+    return _decode(data, str(path))
+
+
+def _decode(data: bytes, where: str) -> str:
+    if len(data) > MAX_BOARD_BYTES:
+        raise BoardFileError(f"{where}: more than {MAX_BOARD_BYTES // (1024 * 1024)} MiB is not a board file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BoardFileError(f"{where}: not UTF-8 text (byte {exc.start})",
+                             hint="give a text file with one line per row") from None  # fmt: skip

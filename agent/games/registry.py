@@ -88,5 +88,7 @@ def settings(game: Game[Any, Any], given: Mapping[str, object], sim: bool) -> di
             raise UsageError(opt.flag, f"{value!r} is not one of {', '.join(opt.choices)} (for {game.name})")
         if opt.minimum is not None and isinstance(value, int) and value < opt.minimum:
             raise UsageError(opt.flag, f"{value} is below the minimum {opt.minimum}")
+        if opt.maximum is not None and isinstance(value, int) and value > opt.maximum:
+            raise UsageError(opt.flag, f"{value} is above the maximum {opt.maximum} (for {game.name})")
         out[name] = value
     return out

@@ -59,6 +59,39 @@ class Journal:
         self.close()
 
 
+_TAIL_BYTES = 1 << 20  # longer than any one line
+
+
+def end_unfinished(path: Path | str, reason: str, kind: str, **fields: Any) -> bool:
+    """Give a journal whose writer died (killed, crashed) the stop line it never wrote, so
+    its last run still ends with why: a torn last line is cut first. False (and nothing
+    written) when the journal is missing, empty, or already ends with a stop line."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            start = max(0, size - _TAIL_BYTES)  # the last lines are enough: a journal may be long
+            f.seek(start)
+            tail = f.read()
+    except FileNotFoundError:
+        return False
+    whole = tail[: tail.rfind(b"\n") + 1]  # a line cut short by the kill is no event
+    if not whole.strip():
+        return False
+    try:
+        last = json.loads([line for line in whole.splitlines() if line.strip()][-1])
+    except ValueError:
+        last = {}
+    if isinstance(last, dict) and last.get("type") == "stop":
+        return False
+    if len(whole) < len(tail):
+        with open(path, "r+b") as f:
+            f.truncate(start + len(whole))
+    with Journal(path) as journal:
+        journal.write("stop", reason=reason, kind=kind, finished=False, **fields)
+    return True
+
+
 def journal_name(serial: str) -> str:
     """A device's journal file name: its serial with anything a path cannot hold replaced."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in serial) + ".jsonl"

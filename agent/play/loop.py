@@ -4,9 +4,10 @@ It never acts on a board it did not read with confidence: it waits and re-reads,
 stops with a reason when the board stays unreadable. After every move it waits for the
 screen to change, and on the next still board it asks the game's player whether the
 screen did what the rules predicted; a few failed checks in a row stop the run. It
-stops on Ctrl-C and on a farm's stop request between two moves, and a device error ends
-the journal with a stop line before it propagates. What a move is, and what counts as
-the game being over, is the game's business (`agent.games.base`).
+stops at once on Ctrl-C or a stop signal (SIGTERM, SIGHUP: `agent.signals`), and on a
+farm's stop request between two moves; a device error, or a bug, ends the journal with
+a stop line before it propagates. What a move is, and what counts as the game being
+over, is the game's business (`agent.games.base`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Generic
 
 import numpy as np
 
+from agent import signals
 from agent.device.base import Device
 from agent.device.clock import Clock
 from agent.errors import AgentError
@@ -79,6 +81,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.should_stop = should_stop  # asked before every capture: a farm's stop signal
         self.summary = PlaySummary(game=game.name)
         self.pending: _Pending[BoardT, MoveT] | None = None
+        self.stopped = False  # the stop line is written: the run is over, whatever comes after
 
     # -- the journal and the screen ---------------------------------------------------
     def _log(self, event: str, **fields: object) -> None:
@@ -101,17 +104,21 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.clock.sleep(self.profile.settle.poll_ms / 1000.0)
 
     # -- stopping -------------------------------------------------------------------------
-    def _stop(self, reason: str, kind: StopKind, finished: bool = False) -> PlaySummary:
+    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary:
         s = self.summary
-        if self.pending is not None:
-            # The last move's result was never seen on a readable board (a game-over card
-            # covers it, or the run was cut short): say so rather than count it.
-            s.checks["unverified"] += 1
-            self._log("check", index=self.pending.index, verdict="unverified", detail=reason)
-            self.pending = None
-        s.counts = self.player.counts()
-        s.stop_reason, s.stop_kind, s.finished = reason, kind, finished
-        self._log("stop", reason=reason, kind=kind, finished=finished, summary=s.as_dict())
+        # Whole or not at all: a signal now waits until the stop line is written.
+        with signals.deferred():
+            if self.pending is not None:
+                # The last move's result was never seen on a readable board (a game-over card
+                # covers it, or the run was cut short): say so rather than count it.
+                s.checks["unverified"] += 1
+                self._log("check", index=self.pending.index, verdict="unverified", detail=reason)
+                self.pending = None
+            s.counts = self.player.counts()
+            s.stop_reason, s.stop_kind, s.finished, s.stop_signal = reason, kind, finished, signum
+            self._log("stop", reason=reason, kind=kind, finished=finished, summary=s.as_dict(),
+                      **({} if signum is None else {"signal": signals.name(signum)}))  # fmt: skip
+            self.stopped = True
         return s
 
     def _record_check(self, pending: _Pending[BoardT, MoveT], read: BoardRead[BoardT]) -> Check:
@@ -132,12 +139,23 @@ class PlayLoop(Generic[BoardT, MoveT]):
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> PlaySummary:
         try:
-            return self._run()
-        except KeyboardInterrupt:
-            return self._stop("interrupted (Ctrl-C)", "interrupted")
+            # However the caller defers signals, the loop itself stops at once on one.
+            with signals.allowed():
+                return self._run()
+        except KeyboardInterrupt as exc:
+            if self.stopped:
+                return self.summary  # it came after the stop line: the run had ended by itself
+            signum = signals.signal_of(exc)
+            return self._stop(signals.reason(signum), "interrupted", signum=signum)
         except AgentError as exc:
             # The device failed (killed, unplugged, hung): the journal still ends with why.
-            self._stop(f"device error: {exc}", "device_error")
+            if not self.stopped:
+                self._stop(f"device error: {exc}", "device_error")
+            raise
+        except Exception as exc:
+            # A bug: it keeps its traceback, and the journal still says how the run ended.
+            if not self.stopped:
+                self._stop(f"error: {type(exc).__name__}: {exc}", "crashed")
             raise
 
     def _run(self) -> PlaySummary:
@@ -206,14 +224,16 @@ class PlayLoop(Generic[BoardT, MoveT]):
             decide_ms = (time.perf_counter() - t_read) * 1000.0
             gestures = self.screen.gestures(decision.move, self.profile)
             perform(self.device, gestures, self.clock)
-            s.moves += 1
-            s.decision_ms.append(decide_ms)
-            self._log(
-                "decision", index=s.moves, board=read.text, min_confidence=round(read.min_confidence, 3),
-                move=decision.text, gestures=gesture_json(gestures), decide_ms=round(decide_ms, 3),
-                settle_s=round(s.settle_s[-1], 4), plan_step=decision.continues_plan, **decision.fields,
-            )  # fmt: skip
-            self.pending = _Pending(read.board, decision, s.moves, self.clock.now())
+            # A move made is counted, journaled and awaited together: a signal waits for all three.
+            with signals.deferred():
+                s.moves += 1
+                s.decision_ms.append(decide_ms)
+                self._log(
+                    "decision", index=s.moves, board=read.text, min_confidence=round(read.min_confidence, 3),
+                    move=decision.text, gestures=gesture_json(gestures), decide_ms=round(decide_ms, 3),
+                    settle_s=round(s.settle_s[-1], 4), plan_step=decision.continues_plan, **decision.fields,
+                )  # fmt: skip
+                self.pending = _Pending(read.board, decision, s.moves, self.clock.now())
             self._wait_for_change(frame)
             if self.on_move is not None:
                 s.counts = self.player.counts()

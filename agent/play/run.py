@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import __version__
+from agent import __version__, signals
 from agent.device.base import Device
 from agent.device.clock import Clock, ManualClock, RealClock
-from agent.games.base import Game, StatusReader
+from agent.games.base import Game, Player, StatusReader
 from agent.play.journal import Journal, write_json_atomic
 from agent.play.loop import PlayLoop, PlayOptions
 from agent.play.stats import PlaySummary
@@ -46,6 +46,13 @@ class Run:
             "options": {**self.settings, "seed": self.seed, "moves": options.moves},
         }  # fmt: skip
 
+    def make_player(self) -> Player[Any, Any]:
+        """The game's player for this run: what it needs (a plan library, say) is read now,
+        so a broken one fails before any journal or run folder is made."""
+        screen = self.game.screen
+        assert screen is not None
+        return screen.player(self.match.profile, self.settings, self.seed)
+
     def truth(self) -> dict[str, object] | None:
         """The simulator's own count of the game, when the phone is simulated."""
         if self.phone is None or self.game.sim is None:
@@ -65,7 +72,8 @@ def sim_run(game: Game[Any, Any], settings: dict[str, Any], seed: int, size: tup
     w, h = phone.screen_size()
     match = find_profile(phone.model, w, h, game.name, [profiles])
     _check(game, match)
-    return Run(game, phone, clock, match, settings, seed, phone, sim.status_reader(phone), [f"profile: {which}"])
+    return Run(game, phone, clock, match, settings, seed, phone, sim.status_reader(phone),
+               [f"profile: {which}", *match.notes()])  # fmt: skip
 
 
 def device_run(game: Game[Any, Any], device: Device, settings: dict[str, Any], seed: int, profiles: Path,
@@ -74,7 +82,7 @@ def device_run(game: Game[Any, Any], device: Device, settings: dict[str, Any], s
     w, h = device.screen_size()
     match = find_profile(device.model, w, h, game.name, [profiles])
     _check(game, match)
-    return Run(game, device, clock or RealClock(), match, settings, seed)
+    return Run(game, device, clock or RealClock(), match, settings, seed, notes=match.notes())
 
 
 def _check(game: Game[Any, Any], match: ProfileMatch) -> None:
@@ -85,13 +93,16 @@ def _check(game: Game[Any, Any], match: ProfileMatch) -> None:
 
 def play(
     run: Run, options: PlayOptions, journal_path: Path, on_move: Callable[[PlaySummary], None] | None = None,
-    should_stop: Callable[[], bool] | None = None, summary_path: Path | None = None, **header: object,
+    should_stop: Callable[[], bool] | None = None, summary_path: Path | None = None,
+    player: Player[Any, Any] | None = None, **header: object,
 ) -> PlaySummary:  # fmt: skip
-    """Play the run to its stop, journal every event, and write its summary."""
-    screen = run.game.screen
-    assert screen is not None
-    player = screen.player(run.match.profile, run.settings, run.seed)
-    with Journal(journal_path) as journal:
+    """Play the run to its stop, journal every event, and write its summary.
+
+    A stop signal (Ctrl-C, SIGTERM, SIGHUP) stops the loop at once, with its stop line;
+    one that comes while the journal opens or the summary is written waits, so neither
+    is left without the other (one that came after the loop's end is raised here last)."""
+    player = player or run.make_player()
+    with signals.deferred(), Journal(journal_path) as journal:
         journal.write("start", **run.header(options, **header))
         loop = PlayLoop(run.device, run.game, run.match.profile, player, run.clock, options, journal,
                         run.status_reader, on_move, should_stop)  # fmt: skip

@@ -9,14 +9,16 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agent import signals
 from agent.games.base import OK_VERDICTS
 
 # Why a run stopped, as one word; `exit_code` turns it into the process's exit status.
 StopKind = Literal[
     "", "finished", "limit", "requested", "interrupted", "unreadable", "failed_checks", "not_at_rest", "stuck",
-    "device_error",
+    "device_error", "crashed",
 ]
 
+# An interrupted run exits 128 + the signal: 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP).
 EXIT_OK, EXIT_FAILED, EXIT_DEVICE, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 
 
@@ -27,6 +29,7 @@ class PlaySummary:
     checks: Counter[str] = field(default_factory=Counter)
     stop_reason: str = ""
     stop_kind: StopKind = ""
+    stop_signal: int | None = None  # the signal that interrupted the run (kind "interrupted")
     finished: bool = False  # the game is over: solved, no moves left, no move possible
     score: int | None = None  # the game's own score, when its header can be read
     moves_left: int | None = None  # likewise its steps or moves left
@@ -52,7 +55,8 @@ class PlaySummary:
         """The summary as JSON holds it; the game's tallies sit beside the common fields."""
         return {
             "game": self.game, "moves": self.moves, "confirmed": self.confirmed, "checks": dict(self.checks),
-            "stop_reason": self.stop_reason, "stop_kind": self.stop_kind, "finished": self.finished,
+            "stop_reason": self.stop_reason, "stop_kind": self.stop_kind,
+            "signal": None if self.stop_signal is None else signals.name(self.stop_signal), "finished": self.finished,
             "score": self.score, "moves_left": self.moves_left, "first_board": self.first_board, **self.counts,
             "mean_decision_ms": round(self.mean_decision_ms, 3), "mean_settle_ms": round(self.mean_settle_ms, 1),
         }  # fmt: skip
@@ -63,7 +67,7 @@ def exit_code(summary: PlaySummary) -> int:
     the screen confirmed its moves. A run whose every move went unconfirmed failed."""
     kind = summary.stop_kind
     if kind == "interrupted":
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED if summary.stop_signal is None else signals.exit_code(summary.stop_signal)
     if kind == "unreadable":
         return EXIT_UNREADABLE
     if kind == "device_error":

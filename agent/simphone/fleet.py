@@ -1,7 +1,9 @@
 """N simulated phones on the wire, connected to an adb server, for `agent farm --sim N`.
 
 Each phone is its own `agent sim serve` process with its own seed, so the farm drives
-them exactly as it drives real phones: through the adb server.
+them exactly as it drives real phones: through the adb server. Each runs in its own
+process group, out of reach of a terminal's Ctrl-C (its workers must stop first), so the
+fleet ends them itself however it is left: normally, on an error, or on a signal.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import IO, Any
 
-from agent.simphone.launch import end_process, free_port, log_file, start_sim_phone
+from agent import signals
+from agent.simphone.launch import end_processes, free_port, log_file, start_sim_phone
 
 # Enough steps that a farm run's --moves, not the game, decides when a phone is done
 # (for a game whose simulated phone counts steps).
@@ -71,6 +74,8 @@ class SimFleet:
         if proc is not None:
             proc.kill()
             proc.wait(10)
+            if proc.stdin is not None:
+                proc.stdin.close()
             self.procs[i] = None
 
     def restart(self, i: int) -> None:
@@ -81,13 +86,17 @@ class SimFleet:
     def __exit__(self, *exc: object) -> None:
         import adbutils
 
-        client = adbutils.AdbClient(host=self.target.host, port=self.target.port, socket_timeout=5)
-        for i, proc in enumerate(self.procs):
-            if proc is not None:
-                end_process(proc)
-            try:
-                client.disconnect(self.serials[i])
-            except Exception:
-                pass  # the server may be gone already; nothing of ours is left behind
-        for log in self._logs:
-            log.close()
+        # All at once (a signal meanwhile waits: no phone may be left running).
+        with signals.deferred():
+            end_processes([p for p in self.procs if p is not None])
+            self.procs = [None] * len(self.procs)
+            client = adbutils.AdbClient(host=self.target.host, port=self.target.port, socket_timeout=5)
+            for serial in self.serials:
+                if signals.escalated():
+                    break  # told twice to stop: the server forgets them on its own
+                try:
+                    client.disconnect(serial)
+                except Exception:
+                    pass  # the server may be gone already; nothing of ours is left behind
+            for log in self._logs:
+                log.close()

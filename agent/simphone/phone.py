@@ -3,10 +3,15 @@
 It holds what every simulated phone shares (identity, screen size, clock, gesture
 checks and log) so a game only says how it draws itself and how it answers a tap or a
 swipe. `agent.games.match3.sim.SimPhone` is the match-3 phone; other games subclass this.
+
+The gesture log keeps only the last `GESTURE_LOG_SIZE` gestures (with counters of all of
+them): a phone served for hours, or one command line of thousands of taps, must not
+grow without bound.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +20,11 @@ import numpy as np
 from agent.device.base import check_point
 from agent.device.clock import Clock, RealClock
 from agent.errors import GestureError
+
+# Enough for any test or game to look back over a whole game; a few hundred KB at most.
+GESTURE_LOG_SIZE = 1000
+# Android's `input swipe` has no limit, but nothing a game does takes a minute.
+MAX_SWIPE_MS = 60_000
 
 
 @dataclass(frozen=True)
@@ -29,12 +39,25 @@ class SimGesture:
 class SimDevice:
     """Implements the Device protocol; subclasses provide `frame_at`, `on_tap`, `on_swipe`."""
 
-    def __init__(self, size: tuple[int, int], model: str, serial: str, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        size: tuple[int, int],
+        model: str,
+        serial: str,
+        clock: Clock | None = None,
+        keep_gestures: int = GESTURE_LOG_SIZE,
+    ) -> None:
+        if keep_gestures < 1:
+            raise ValueError(f"keep_gestures must be at least 1, not {keep_gestures!r}")
         self._size = (int(size[0]), int(size[1]))
         self._model = model
         self._serial = serial
         self._clock: Clock = clock if clock is not None else RealClock()
-        self.gestures: list[SimGesture] = []
+        # The last gestures, oldest first (iterate it, index it from the end, len() it).
+        self.gestures: deque[SimGesture] = deque(maxlen=keep_gestures)
+        # Every gesture the phone took, including those the log no longer holds.
+        self.taps = 0
+        self.swipes = 0
 
     # -- Device protocol --------------------------------------------------------
     @property
@@ -58,18 +81,25 @@ class SimDevice:
     def tap(self, x: int, y: int) -> None:
         check_point(self._size, x, y)
         effect = self.on_tap(int(x), int(y))
+        self.taps += 1
         self.gestures.append(SimGesture("tap", (int(x), int(y)), 0.0, self._clock.now(), effect))
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 200) -> None:
         check_point(self._size, x1, y1)
         check_point(self._size, x2, y2)
         if isinstance(duration_ms, bool) or not isinstance(duration_ms, (int, float, np.integer, np.floating)) or not (
-            0 <= duration_ms < 60_000
+            0 <= duration_ms <= MAX_SWIPE_MS
         ):
-            raise GestureError(f"swipe duration must be 0..60000 ms, got {duration_ms!r}")
+            raise GestureError(f"swipe duration must be 0..{MAX_SWIPE_MS} ms, got {duration_ms!r}")
         effect = self.on_swipe(int(x1), int(y1), int(x2), int(y2), float(duration_ms))
+        self.swipes += 1
         self.gestures.append(SimGesture("swipe", (int(x1), int(y1), int(x2), int(y2)), float(duration_ms),
                                         self._clock.now(), effect))  # fmt: skip
+
+    @property
+    def gesture_count(self) -> int:
+        """Every gesture taken since the phone started (the log keeps only the last ones)."""
+        return self.taps + self.swipes
 
     # -- for subclasses -----------------------------------------------------------
     def frame_at(self, t: float) -> np.ndarray:  # pragma: no cover - abstract

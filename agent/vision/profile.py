@@ -48,6 +48,7 @@ import json
 import math
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -70,6 +71,13 @@ GRID_MIN, GRID_MAX = 3, 12
 ASPECT_TOLERANCE = 0.01
 # board_frac may disagree with board_bbox by this many pixels (rounding of hand edits).
 _FRAC_SLACK_PX = 2
+# Features are Lab values and gradients, well inside +-1000; the bound keeps a hand-edited
+# value from overflowing the float32 exemplars (1e39 is a finite float64 but inf in float32)
+# or their squared distances.
+FEATURE_LIMIT = 1e6
+# A profile of several games is some hundred KB; anything much bigger is not a profile,
+# and is refused before it is read into memory.
+MAX_PROFILE_BYTES = 16 * 1024 * 1024
 
 EXACT, SAME_RESOLUTION, SCALED = "exact", "same-resolution", "scaled"
 
@@ -174,12 +182,18 @@ class DeviceProfile:
 class ProfileMatch:
     """The profile find_profile chose, where from, and how: EXACT (this model and
     resolution), SAME_RESOLUTION (another model, same pixels) or SCALED (same aspect
-    ratio, bbox recomputed from fractions)."""
+    ratio, bbox recomputed from fractions). `skipped` holds why each unreadable profile
+    of another phone was passed over, for the user to see (see `notes`)."""
 
     profile: GameProfile
     path: Path
     how: str
     device: DeviceProfile
+    skipped: tuple[str, ...] = ()
+
+    def notes(self) -> list[str]:
+        """One line per skipped profile, to print beside the run's other notes."""
+        return [f"note: skipped an unreadable profile of another phone: {why}" for why in self.skipped]
 
     def describe(self) -> str:
         if self.how == EXACT:
@@ -194,6 +208,15 @@ class ProfileMatch:
 _MISSING = object()
 
 
+def _finite(value: int | float) -> bool:
+    """Finite as a float: tomllib reads integers of any size, which math.isfinite cannot
+    convert past 1e308."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _got(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -206,7 +229,8 @@ def _got(value: Any) -> str:
             return "[" + ", ".join(_got(v) for v in value) + "]"
         return f"an array of {len(value)} items"
     if isinstance(value, (int, float)):
-        return repr(value)
+        text = repr(value)
+        return text if len(text) <= 40 else f"a {len(text)}-digit number"
     return f"a {type(value).__name__}"
 
 
@@ -249,7 +273,7 @@ class _Checker:
         return value
 
     def number(self, value: Any, key: str, lo: float, hi: float, *, open_lo: bool = False) -> float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
         if ok:
             ok = (lo < value if open_lo else lo <= value) and value <= hi
         if not ok:
@@ -268,7 +292,7 @@ class _Checker:
             not isinstance(value, list)
             or len(value) != 4
             or any(isinstance(v, bool) or not isinstance(v, int if ints else (int, float)) for v in value)
-            or any(not math.isfinite(v) for v in value)
+            or any(not _finite(v) for v in value)
         ):
             raise self.fail(key, f"expected 4 {kind} [x0, y0, x1, y1], got {_got(value)}")
         return cast(tuple[Any, Any, Any, Any], tuple(value))  # checked above: four of them
@@ -383,12 +407,17 @@ class _Checker:
                 raise self.fail(f"{ek}.label", '"?" means unknown and cannot be an exemplar label')
             feats = self.get(e, ek, "features", f"{n} numbers")
             if not isinstance(feats, list) or any(
-                isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in feats
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v) for v in feats
             ):
                 raise self.fail(f"{ek}.features", f"expected an array of {n} finite numbers, got {_got(feats)}")
             if len(feats) != n:
                 raise self.fail(
                     f"{ek}.features", f"expected {n} numbers (feature layout for patch {patch}), got {len(feats)}"
+                )
+            big = next((j for j, v in enumerate(feats) if abs(v) > FEATURE_LIMIT), None)
+            if big is not None:
+                raise self.fail(
+                    f"{ek}.features", f"value {big} is {_got(feats[big])}; features lie within +-{FEATURE_LIMIT:g}"
                 )
             out.append(Exemplar(label, np.array(feats, dtype=np.float64)))
         return out
@@ -475,14 +504,36 @@ def dumps_profile(profile: DeviceProfile, where: str = "<profile>") -> str:
     return text
 
 
-def load_profile(path: str | os.PathLike[str]) -> DeviceProfile:
-    path = Path(path)
+def _read_profile_bytes(path: Path) -> bytes:
+    """The file's bytes, refusing what is not a profile file before reading it: a folder,
+    a pipe or device (reading one could block forever), or a file far too big."""
     try:
-        raw = path.read_bytes()
+        st = path.stat()
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile file") from None
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read the profile: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ProfileError(f"{path}: is a folder, not a profile file",
+                           hint="move the folder away: profiles are the .toml files in the folder")  # fmt: skip
+    if not stat.S_ISREG(st.st_mode):
+        raise ProfileError(f"{path}: not a regular file", hint="profiles are TOML files written by `agent calibrate`")
+    if st.st_size > MAX_PROFILE_BYTES:
+        raise ProfileError(
+            f"{path}: {st.st_size} bytes is not a profile (at most {MAX_PROFILE_BYTES // (1024 * 1024)} MiB)",
+            hint="profiles are small TOML files written by `agent calibrate`; move this one away",
+        )
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read the profile: {exc.strerror or exc}") from None
+
+
+def load_profile(path: str | os.PathLike[str]) -> DeviceProfile:
+    """The profile in the file, or a ProfileError naming the file and what is wrong: any
+    file at all gives one or the other."""
+    path = Path(path)
+    raw = _read_profile_bytes(path)
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -492,32 +543,50 @@ def load_profile(path: str | os.PathLike[str]) -> DeviceProfile:
         raise ProfileError(
             f"{path}: invalid TOML: {exc}", hint="fix the syntax at that line, or delete the file and recalibrate"
         ) from None
-    return _Checker(str(path)).document(doc)
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively; no profile nests
+        # more than three deep
+        raise ProfileError(
+            f"{path}: arrays or tables nested too deeply to be a profile",
+            hint="delete the file and recalibrate with `agent calibrate`",
+        ) from None
+    try:
+        return _Checker(str(path)).document(doc)
+    except ProfileError:
+        raise
+    except ValueError as exc:  # a value the profile classes refuse that the checker let through
+        raise ProfileError(f"{path}: {exc}") from None
 
 
 def save_profile(profile: DeviceProfile, path: str | os.PathLike[str]) -> Path:
     """Write atomically: a reader sees the old file or the new one, never half of one.
 
-    `path` may be a directory, then the file is named by profile_filename(). Nothing is
-    written if the profile is invalid.
+    `path` may be a directory, then the file is named by profile_filename(); a directory
+    of that very name is a ProfileError. Nothing is written if the profile is invalid.
     """
     path = Path(path)
+    if path.is_dir() and path.name == profile.filename:
+        # a folder in the file's place: writing into it would hide the profile from lookups
+        raise ProfileError(f"{path}: is a folder where this phone's profile file goes",
+                           hint="move or rename the folder, then try again")  # fmt: skip
     if path.is_dir():
         path = path / profile.filename
     return write_atomic(path, dumps_profile(profile, str(path)).encode("utf-8"))
-
-
 
 
 def save_game_profile(
     model: str, width: int, height: int, game: GameProfile, directory: str | os.PathLike[str]
 ) -> Path:
     """Write (or refresh) one game's profile in the device's file in `directory`, keeping
-    the file's other games. A broken file is replaced: the caller's profile is newer."""
+    the file's other games. A broken file is replaced: the caller's profile is newer. A
+    folder in the file's place is not (it may hold anything): that is a ProfileError."""
     path = Path(directory) / profile_filename(model, width, height)
+    if path.is_dir():
+        raise ProfileError(f"{path}: is a folder where this phone's profile file goes",
+                           hint="move or rename the folder, then try again")  # fmt: skip
     try:
         device = load_profile(path).with_game(game) if path.exists() else None
-    except ValueError:
+    except ProfileError:
         device = None
     if device is None:
         device = DeviceProfile(model, width, height, None, {game.game: game})
@@ -548,9 +617,9 @@ def find_profile(
 
     Within a step, earlier search_dirs win, then file names in order. A profile file
     without the game is passed over (another phone's profile may have it) and named in
-    the error if nothing matches. The phone's own file must be valid; broken profiles
-    of other phones are skipped (and named in the error) so one bad file does not stop
-    every phone.
+    the error if nothing matches. The phone's own file must be valid; unreadable profiles
+    of other phones are skipped, with why in `ProfileMatch.skipped` (and in the error if
+    nothing matches), so one bad file does not stop every phone.
     """
     dirs = [Path(d) for d in (search_dirs if search_dirs is not None else [PROFILE_DIR])]
     own_name = profile_filename(model, width, height)
@@ -565,21 +634,28 @@ def find_profile(
             try:
                 dev = load_profile(p)
             except ProfileError as exc:
+                if p.name == own_name and p.is_dir():
+                    raise  # its hint says to move it: calibrating does not replace a folder
                 if p.name == own_name:
-                    raise
-                broken.append(f"{p} ({exc})")
+                    raise ProfileError(
+                        f"{exc} (the profile file of this phone)",
+                        hint=f"fix or delete it, or write a new one: `agent calibrate --game {game} --yes` "
+                        "with the board on screen replaces it",
+                    ) from None
+                broken.append(str(exc))
                 continue
             if game in dev.games:
                 loaded.append((p, dev))
             elif slugify(dev.model) == slug and (dev.width, dev.height) == (width, height):
                 lacking.append(f"{p} has no game {game!r} (it has: {', '.join(sorted(dev.games)) or 'none'})")
 
+    skipped = tuple(broken)
     for p, dev in loaded:
         if slugify(dev.model) == slug and (dev.width, dev.height) == (width, height):
-            return ProfileMatch(dev.games[game], p, EXACT, dev)
+            return ProfileMatch(dev.games[game], p, EXACT, dev, skipped)
     for p, dev in loaded:
         if (dev.width, dev.height) == (width, height):
-            return ProfileMatch(dev.games[game], p, SAME_RESOLUTION, dev)
+            return ProfileMatch(dev.games[game], p, SAME_RESOLUTION, dev, skipped)
     scalable = [
         (slugify(dev.model) != slug, abs(math.log(dev.width / width)), i, p, dev)
         for i, (p, dev) in enumerate(loaded)
@@ -587,11 +663,11 @@ def find_profile(
     ]
     if scalable:
         *_, p, dev = min(scalable, key=lambda t: t[:3])
-        return ProfileMatch(dev.games[game].scaled_to(width, height), p, SCALED, dev)
+        return ProfileMatch(dev.games[game].scaled_to(width, height), p, SCALED, dev, skipped)
 
     details = "".join(f"; {m}" for m in lacking)
     if broken:
-        details += "; skipped invalid profiles: " + ", ".join(broken)
+        details += "; skipped unreadable profiles: " + "; ".join(broken)
     where = dirs[0] if dirs else PROFILE_DIR
     raise ProfileError(
         f"no profile for {model} {width}x{height} and game {game}{details}",

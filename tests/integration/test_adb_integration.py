@@ -22,15 +22,23 @@ import adbutils
 import cv2
 import numpy as np
 import pytest
-from conftest import free_port
 
 from agent.device.adb import AdbDevice, connect_tcp, select_serial
-from agent.simphone.adbd import AdbdServer
+from agent.simphone.adbd import AdbdServer, Limits
 from agent.games.match3.sim import AnimationTiming, SimPhone
 from agent.device.rawframe import decode_png, parse_raw_screencap
 from agent.errors import DeviceOfflineError, DeviceTimeoutError, DeviceUnauthorizedError, GestureError
 from agent.games.match3.sim_profile import save_sim_profile
 from agent.play.journal import read_journal
+
+
+def free_port() -> int:
+    # Not imported from tests/conftest.py: with tests/reliability collected too, the
+    # name `conftest` may be that folder's conftest instead.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
 
 pytestmark = pytest.mark.integration
 
@@ -254,6 +262,20 @@ def test_several_phones_at_once(serve, adb_server: AdbServer) -> None:
 
 
 # --------------------------------------------------------------------------- faults
+
+
+def test_a_real_adb_server_keeps_an_idle_transport_past_every_short_limit(serve, adb_server: AdbServer) -> None:
+    # Limits far below how long adb leaves its transport silent between commands: only
+    # connections that never do the handshake, or stall mid-message, may be dropped.
+    server = serve(limits=Limits(handshake_timeout_s=0.3, stall_timeout_s=0.3, max_connections=2))
+    dev = AdbDevice(server.address, timeout_s=10)
+    dev.tap(1, 1)
+    time.sleep(1.5)  # five handshake and stall timeouts of silence
+    assert adb_server.state(server.address) == "device" and server.connections == 1
+    dev.tap(2, 2)
+    np.testing.assert_array_equal(dev.screencap(), shown(server))
+    assert [g.points for g in server.phone.gesture_log] == [(1, 1), (2, 2)]
+
 
 
 def test_restarted_network_phone_is_connected_again(serve, adb_server: AdbServer) -> None:

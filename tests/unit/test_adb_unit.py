@@ -19,7 +19,6 @@ import time
 import cv2
 import numpy as np
 import pytest
-from conftest import free_port
 from adbutils import AdbDeviceInfo, AdbError, AdbTimeout
 from adbutils.errors import AdbConnectionError
 
@@ -46,6 +45,15 @@ from agent.errors import (
     NoDeviceError,
     SeveralDevicesError,
 )
+
+
+def free_port() -> int:
+    # Not imported from tests/conftest.py: with tests/reliability collected too, the
+    # name `conftest` may be that folder's conftest instead.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
 
 W, H = 60, 100  # a small portrait screen keeps the tests fast
 MARK = "; echo __PA_RC=$?"
@@ -1331,3 +1339,189 @@ def test_wire_frozen_phone_answers_nothing(wire_phone) -> None:
     server.thaw()
     host.open(2, "shell:echo back")
     assert host.read_stream(2) == b"back\n"
+
+
+# --------------------------------------------------------------------------- numbers from the wire, bounded reads
+
+from agent.device.adb.calls import ReplySize, ReplyTooLarge, _read_all, _sh  # noqa: E402
+from agent.device.adb.faults import _map_error  # noqa: E402
+from agent.device.rawframe import MAX_SIDE, png_reply_size, raw_reply_size  # noqa: E402
+from agent.simphone.adbd import Limits  # noqa: E402
+from agent.simphone.adbd.shell import MAX_COMMAND_BYTES  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("input tap inf 1", "NumberFormatException"),
+        ("input tap NaN 1", "not a finite number"),
+        ("input tap Infinity 1", "not a finite number"),
+        ("input tap 1e999 1", "not a finite number"),
+        ("input swipe 1 1 2 2 99999999999", "NumberFormatException"),
+        ("input swipe 1 1 2 2 60001", "60000 ms"),
+        ("input swipe 1 1 2 2 7.5", "NumberFormatException"),
+        ("input -d 1 tap 1 1", "display 1"),
+        ("input -d", "display id"),
+        ("wm size 0x0", "cannot be resized"),
+        ("wm size x5", "bad size"),
+    ],
+)
+def test_shell_input_and_wm_refuse_garbage_before_touching_or_sleeping(sim_shell, line: str, says: str) -> None:
+    status, _, err, _ = sim_shell(line)
+    assert status != 0 and says in err, (status, err)
+    assert sim_shell.phone.gesture_count == 0 and sim_shell.slept == []
+
+
+def test_shell_is_lenient_where_android_is(sim_shell) -> None:
+    assert sim_shell("input tap 1e9 5")[0] == 0  # finite, off the screen: dropped
+    assert sim_shell("input swipe 1 2 3 4 -7")[0] == 0 and sim_shell.slept == [0.3]  # Android's default
+    assert sim_shell("input tap 2.5f 3")[0] == 0 and sim_shell.phone.gesture_log[-1].points == (2, 3)
+    assert sim_shell(f"wm size {SIM[0]}x{SIM[1]}")[0] == 0 and sim_shell("wm size reset")[0] == 0
+
+
+def test_shell_refuses_a_line_longer_than_a_phone_execs(sim_shell) -> None:
+    status, _, err, _ = sim_shell("input tap 1 1;" * (MAX_COMMAND_BYTES // 14 + 1))
+    assert status == 126 and "Argument list too long" in err
+    assert sim_shell.phone.gesture_count == 0  # refused whole, not run in part
+
+
+def test_shell_passes_non_utf8_bytes_through() -> None:
+    phone = SimPhone(seed=2, size=SIM)
+    shell = FakeShell(phone, ScreenBytes(phone.screencap), PhoneFacts(), threading.Lock())
+    out = Captured()
+    assert shell.run(b"echo \xff\xfe; \xc3".decode("utf-8", "surrogateescape"), out) == 127
+    assert bytes(out.stdout) == b"\xff\xfe\n" and bytes(out.stderr) == b"/system/bin/sh: \xc3: not found\n"
+
+
+def test_shell_pause_is_how_a_swipe_waits(sim_shell) -> None:
+    waited: list[float] = []
+    phone = SimPhone(seed=2, size=SIM)
+    shell = FakeShell(phone, ScreenBytes(phone.screencap), PhoneFacts(), threading.Lock(), sleep=lambda s: None)
+    assert shell.run("input swipe 1 1 5 5 250", Captured(), pause=waited.append) == 0
+    assert waited == [0.25]
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("Physical size: 0x0", "0x0"),
+        ("Physical size: 60000x60000", "60000x60000"),
+        ("Physical size: -1080x2400", "-1080x2400"),
+        ("Physical size: 1080x2400\nOverride size: 1x1", "override size is 1x1"),
+        ("Physical size: " + "9" * 6000 + "x5", "which no screen has"),
+    ],
+)
+def test_wm_size_that_no_screen_has_is_a_device_error(text: str, says: str) -> None:
+    with pytest.raises(DeviceError, match=says) as info:
+        adbwm._parse_wm_sizes(text)
+    assert "wm size" in info.value.hint
+
+
+def test_wm_sizes_and_densities_that_are_real_parse() -> None:
+    assert adbwm._parse_wm_sizes("Physical size: 1080x2400\nOverride size: 720x1600") == ((1080, 2400), (720, 1600))
+    assert adbwm._parse_wm_sizes(f"Physical size: {MAX_SIDE}x16") == ((MAX_SIDE, 16), None)
+    assert adbwm._parse_wm_sizes("Physical size: banana") == (None, None)
+    assert adbwm._parse_density("Physical density: 420") == 420
+    for text in ("Physical density: 0", "Physical density: 99999", "Physical density: " + "4" * 5000):
+        assert adbwm._parse_density(text) is None
+
+
+def test_screen_size_garbage_fails_the_connect_with_the_serial() -> None:
+    fake = FakePhone(w=0, h=0)
+    with pytest.raises(DeviceError, match="FAKE1: `wm size` says the physical size is 0x0"):
+        make_device(fake)
+
+
+@pytest.mark.parametrize("status, code", [("0", 0), ("127", 127), ("9" * 5000, -1), ("²", -1), ("-3", -1), ("", -1)])
+def test_exit_status_garbage_is_not_parsed_as_a_number(status: str, code: int) -> None:
+    class Said:
+        def open_transport(self):
+            return FakeConnection(self)  # type: ignore[arg-type]
+
+        def serve(self, service: str) -> FakeStream:
+            return FakeStream(f"out\n__PA_RC={status}\n".encode())
+
+    assert _sh(Said(), "getprop x") == (code, "out")  # type: ignore[arg-type]
+
+
+def test_read_all_stops_at_its_limit_and_sizes_from_a_checked_head() -> None:
+    assert _read_all(FakeStream(b"x" * 100), ReplySize(hint=10, limit=100)) == b"x" * 100
+    with pytest.raises(ReplyTooLarge, match="went on past 99 bytes"):
+        _read_all(FakeStream(b"x" * 100), ReplySize(hint=10, limit=99), "shell:x")
+    sized = ReplySize(head=4, sized=lambda head: (8, int(head)))
+    assert _read_all(FakeStream(b"0008abcd"), sized) == b"0008abcd"
+    assert _read_all(FakeStream(b"00"), sized) == b"00"  # shorter than the head: the parser says what it is
+    with pytest.raises(ReplyTooLarge):
+        _read_all(FakeStream(b"0006abcd"), sized)
+    with pytest.raises(CaptureError, match="refused"):
+        _read_all(FakeStream(b"0008abcd"), ReplySize(head=4, sized=lambda head: (_ for _ in ()).throw(CaptureError("refused"))))
+
+
+def test_frame_heads_are_checked_against_the_cap_and_the_screen() -> None:
+    raw = encode_raw_screencap(make_frame())
+    assert raw_reply_size(raw[:12], {(W, H)}) == (len(raw), len(raw))
+    with pytest.raises(CaptureError, match="60000x60000 frame, which no screen has"):
+        raw_reply_size(struct.pack("<III", 60000, 60000, 1))
+    with pytest.raises(CaptureError, match=f"but the phone's screen is {W}x{H}"):
+        raw_reply_size(struct.pack("<III", 1000, 1000, 1), {(W, H)})
+    assert raw_reply_size(b"Error: no display")[1] < 1 << 20  # text: a small allowance
+    png = cv2.imencode(".png", make_frame())[1].tobytes()
+    hint, most = png_reply_size(png[:24], {(W, H)})
+    assert len(png) <= most < 1 << 21 and hint > 0
+    with pytest.raises(CaptureError, match="9000x9000"):
+        png_reply_size(png[:16] + struct.pack(">II", 9000, 9000))
+    with pytest.raises(CaptureError, match="9000x9000"):
+        decode_png(png[:16] + struct.pack(">II", 9000, 9000) + png[24:])  # refused before decoding
+
+
+def test_a_capture_that_claims_more_than_the_screen_is_refused(phone: FakePhone) -> None:
+    phone.raw_replies = [struct.pack("<IIII", 4000, 4000, 1, 1) + b"\0" * 100] * 2
+    phone.png_replies = [b"\x89PNG\r\n\x1a\n" + b"\0\0\0\x0dIHDR" + struct.pack(">II", 60000, 60000)] * 2
+    with pytest.raises(CaptureError, match="raw: the screencap header claims a 4000x4000 frame.*png: .*60000x60000"):
+        make_device(phone).screencap()
+
+
+def test_adb_server_hints_say_restart_unless_there_is_no_adb() -> None:
+    lost = _map_error("server", ConnectionRefusedError(111, "refused"), "`wm size`", True, serial="S", server="h:1")
+    assert isinstance(lost, AdbServerError) and "adb start-server" in lost.hint and "install" not in lost.hint
+    assert "install adb" in AdbServerError.install_hint
+
+
+def test_missing_adb_binary_hint_says_install(monkeypatch) -> None:
+    def no_adb() -> str:
+        raise AdbError("No adb exe could be found. Install adb on your system")
+
+    monkeypatch.setattr(adbserver.adbutils, "adb_path", no_adb)
+    with pytest.raises(AdbServerError) as info:
+        list_devices(AdbTarget(port=free_port()))
+    assert info.value.hint == AdbServerError.install_hint
+    monkeypatch.setattr(adbserver.adbutils, "adb_path", lambda: "/nonexistent/adb")
+    with pytest.raises(AdbServerError, match="/nonexistent/adb") as info:
+        list_devices(AdbTarget(port=free_port()))
+    assert "install adb" in info.value.hint
+
+
+@pytest.mark.parametrize("bad", [{"max_connections": 0}, {"max_streams": -1}, {"handshake_timeout_s": 0},
+                                 {"stall_timeout_s": float("nan")}, {"idle_timeout_s": -1.0}])  # fmt: skip
+def test_adbd_limits_must_be_positive(bad) -> None:
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        Limits(**bad)
+
+
+def test_deadline_reader_tells_idle_from_stalled() -> None:
+    a, b = socket.socketpair()
+    try:
+        reader = wire.DeadlineReader(a, 1 << 20)
+        with pytest.raises(wire.Idle):
+            reader.next(time.monotonic() + 0.05, stall_s=5)
+        packet = wire.header(wire.A_OKAY, 1, 2, b"", with_checksum=True)
+        b.sendall(packet + packet[:10])
+        assert reader.next(None, stall_s=5) == wire.Message(wire.A_OKAY, 1, 2)
+        with pytest.raises(wire.Stalled, match="10 bytes of a 24-byte header"):
+            reader.next(None, stall_s=0.05)
+        b.close()
+        with pytest.raises(wire.WireError, match="inside a message header"):
+            reader.next(None, stall_s=5)
+    finally:
+        a.close()
+        b.close()

@@ -154,7 +154,7 @@ def test_bad_input_is_a_clear_error(agent, board_file, args, code, message):
 
 def test_bad_board_files(agent, tmp_path):
     code, _, err = agent("solve", "--game", "junqi", "--board", str(tmp_path / "missing.txt"), "--from", "1,0")
-    assert code == 2 and "no board file" in err
+    assert code == 1 and "no board file" in err
     bad = tmp_path / "bad.txt"
     bad.write_text(BOARD.replace("E....", "E..?."), encoding="utf-8")
     code, _, err = agent("solve", "--game", "junqi", "--board", str(bad), "--from", "1,0")

@@ -252,7 +252,7 @@ def test_play_5x5_reads_exactly_taps_what_it_decided_and_checks_every_tap(tmp_pa
 def test_play_never_taps_a_board_it_cannot_read():
     phone = LightsOutPhone(seed=1, clock=ManualClock())
     summary, _ = play(phone, Spy(phone, cover=True), unreadable_timeout_s=1.0)
-    assert summary.moves == 0 and phone.presses == [] and not summary.finished
+    assert summary.moves == 0 and not phone.presses and not summary.finished
     assert summary.stop_reason.startswith("board not readable") and "cells unknown" in summary.stop_reason
     assert summary.stop_kind == "unreadable"
 
@@ -380,3 +380,15 @@ def test_agent_play_lightsout_sim(tmp_path):
 def test_agent_play_lightsout_rejects_sim_and_serial(tmp_path):
     r = runner.invoke(cli_app(), ["play", "--game", "lightsout", "--sim", "--serial", "X", "--runs", str(tmp_path)])
     assert r.exit_code == 2 and "either --sim or --serial" in r.output
+
+
+def test_the_phone_keeps_its_count_not_every_press():
+    from agent.games.lightsout.sim import KEEP_PRESSES
+
+    phone = LightsOutPhone(lights_out(3), start=0, clock=ManualClock(), fade_ms=0)
+    x0, y0, x1, y1 = phone.layout.cell_box(1, 1)
+    for _ in range(KEEP_PRESSES + 7):
+        phone.tap((x0 + x1) // 2, (y0 + y1) // 2)
+    assert phone.press_count == KEEP_PRESSES + 7
+    assert len(phone.presses) == KEEP_PRESSES
+    assert phone.state != 0  # an odd number of presses of the centre leaves its cross lit

@@ -351,3 +351,49 @@ def test_batch_matches_one_at_a_time_on_wide_boards():
         else:
             assert c == -1
     assert ok[30:].all()  # made by pressing buttons, so solvable
+
+
+# -- puzzle files that are no puzzle ----------------------------------------------------------
+
+from agent.games.lightsout.puzzle import MAX_STENCIL, PuzzleError, load_puzzle  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("buttons = " + "[" * 5000 + "]" * 5000, "nested too deeply"),
+        ("meta = " + "{a = " * 3000 + "1" + "}" * 3000, "nested too deeply"),
+        (b'name = "\xff"\n', r"not UTF-8 text \(byte 8\)"),
+        ("rows = 3\ncols = 3\nstencil = [" + ", ".join(["[0, 0]"] * (MAX_STENCIL + 1)) + "]", "at most 1024 offsets"),
+        ("lights = 1" + "0" * 400 + "\nbuttons = [[0]]", "lights must be an integer in 1..1024"),
+        ("lights = 2\nbuttons = [[0, 7]]", r"buttons\[0\] must list light indexes in 0..1"),
+        ("rows = 3\ncols = 3\nstencil = [[0, 0]]\ngoal = 7", "goal must be a string"),
+        ("not = = toml", "not a TOML puzzle file"),
+    ],
+    ids=["deep arrays", "deep tables", "non-UTF-8", "long stencil", "huge lights", "light out of range",
+         "goal a number", "not TOML"],
+)  # fmt: skip
+def test_a_broken_puzzle_file_is_a_puzzle_error_naming_it(tmp_path, content, fragment):
+    path = tmp_path / "p.toml"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(PuzzleError, match=fragment) as info:
+        load_puzzle(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_folder_or_a_huge_file_is_no_puzzle(tmp_path):
+    (tmp_path / "d.toml").mkdir()
+    with pytest.raises(PuzzleError, match="is a folder"):
+        load_puzzle(tmp_path / "d.toml")
+    with open(tmp_path / "big.toml", "wb") as f:
+        f.truncate(5 * 1024 * 1024)
+    with pytest.raises(PuzzleError, match="is not a puzzle file"):
+        load_puzzle(tmp_path / "big.toml")
+
+
+def test_a_board_of_more_lights_than_any_puzzle_is_refused():
+    from agent.games.lightsout.game import Lights
+
+    assert Lights.parse("1" * 32 + "/" + "0" * 32).rows == 2
+    with pytest.raises(PuzzleError, match="at most 1024"):
+        Lights.parse("/".join(["1" * 100] * 100))

@@ -285,3 +285,137 @@ def test_stats_counts_the_library_and_the_seed_method(committed, faithful):
     assert stats["faithful"]["total"] == len(faithful)
     assert set(stats["library"]["counts"]) == {"3", "4", "5", "6", "7"}
     assert stats["seed_reported"] == 20036
+
+
+# -- record shapes: checked on load, reported by verify ---------------------------------------
+
+GOOD_RECORD = [3, "1101", "1110", "0,3,Left"]
+BAD_RECORDS = {
+    "short": ([3, "1101", "1110"], "expected [count, target, final, steps]"),
+    "null": (None, "got null"),
+    "an object": ({"count": 3}, "expected [count, target, final, steps]"),
+    "count a string": (["3", "1101", "1110", "0,3,Left"], 'count "3"'),
+    "count true": ([True, "1101", "1110", "0,3,Left"], "count true"),
+    "count huge": ([10**30, "1101", "1110", "0,3,Left"], "not a whole number 3..4"),
+    "count below three": ([2, "1101", "1110", "0,3,Left"], "not a whole number 3..4"),
+    "target a number": ([3, 1101, "1110", "0,3,Left"], "target 1101 is not rows"),
+    "target empty": ([3, "", "", "0,3,Left"], "target"),
+    "target not binary": ([3, "1121", "1110", "0,3,Left"], "target"),
+    "rows of two widths": ([3, "11/1/111", "11/1/111", "0,0,Down"], "one width"),
+    "empty row": ([3, "11//11", "11//11", "0,0,Right"], "one width"),
+    "final of another shape": ([3, "1101", "11/10", "0,3,Left"], "final"),
+    "window too big": ([3, "1" * 58, "1" * 58, "0,0,Right"], "bigger than 57 cells"),
+    "window too wide": ([3, "1" * 13, "1" * 13, "0,0,Right"], "12 rows or columns"),
+    "steps a list": ([3, "1101", "1110", ["0,3,Left"]], "steps"),
+    "steps empty": ([3, "1101", "1110", ""], 'step 1 "" is not row,col,Direction'),
+    "unknown direction": ([3, "1101", "1110", "0,3,Sideways"], "is not row,col,Direction"),
+    "step outside": ([3, "1101", "1110", "0,9,Left"], "leaves the 1x4 window"),
+    "step moving off": ([3, "1101", "1110", "0,3,Right"], "leaves the 1x4 window"),
+    "second step bad": ([3, "1101", "1110", "0,3,Left;x"], "step 2"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_RECORDS))
+def test_record_problem_names_each_bad_shape(name):
+    record, says = BAD_RECORDS[name]
+    from agent.games.match3.plan_library import _records_valid, record_problem
+
+    assert record_problem(GOOD_RECORD) is None and _records_valid([GOOD_RECORD])
+    problem = record_problem(record)
+    assert problem is not None and says in problem
+    # the whole-library check agrees with the definition, wherever the record is
+    assert not _records_valid([GOOD_RECORD, record, GOOD_RECORD])
+    assert not _records_valid([record])
+
+
+def test_the_whole_library_check_agrees_with_the_record_check_on_the_committed_file(committed):
+    from agent.games.match3.plan_library import _records_valid, record_problem
+
+    assert _records_valid(committed.records)
+    assert all(record_problem(r) is None for r in committed.records[:2000])
+
+
+@pytest.mark.parametrize("name", ["short", "unknown direction", "step outside", "count huge"])
+def test_loading_names_the_file_and_the_first_bad_record_and_verify_reports_every_one(tmp_path, name):
+    record, says = BAD_RECORDS[name]
+    path = tmp_path / "lib.json"
+    lib = _library([GOOD])
+    lib.records.extend([record, record])
+    path.write_text(lib.to_json())
+    with pytest.raises(PlanLibraryError, match="plan 2 is unreadable") as info:
+        load_library(path)
+    assert str(path) in str(info.value) and says in str(info.value)
+    unchecked = load_library(path, check=False)
+    bad = [f for f in verify_library(unchecked) if f.index >= 0]
+    assert [f.index for f in bad] == [1, 2] and all(says in f.problem for f in bad)
+    result = runner.invoke(app, ["plans", "verify", "--library", str(path)])
+    assert result.exit_code == 1 and isinstance(result.exception, PlanLibraryError)
+    assert "plan 2: unreadable record" in result.output
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"format": 1, "x": ' + "9" * 5000 + "}", "not a plan library"),
+        (b"\xff\xfe{}", "not UTF-8"),
+        ('{"format": 1, "fields": ["count", "target", "final", "steps"], "plans": []}', "holds no plans"),
+    ],
+    ids=["nesting", "5000 digits", "non-UTF-8", "no plans"],
+)
+def test_unreadable_library_files_are_clear_errors(tmp_path, content, fragment):
+    path = tmp_path / "lib.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(PlanLibraryError, match=fragment) as info:
+        load_library(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_folder_is_not_a_library(tmp_path):
+    with pytest.raises(PlanLibraryError, match="is a folder"):
+        load_library(tmp_path)
+
+
+def test_the_variable_naming_a_missing_file_is_an_error_not_a_rebuilt_library(tmp_path, monkeypatch):
+    from agent.games.match3 import plan_library, plan_solver
+
+    missing = tmp_path / "none.json"
+    monkeypatch.setenv(plan_library.LIBRARY_ENV, str(missing))
+    monkeypatch.setattr(plan_solver, "_LIBRARY_CACHE", {})
+    with pytest.raises(PlanLibraryError, match=f"PUZZLE_AGENT_PLANS names {missing}, which does not exist") as info:
+        plan_solver.default_library()
+    assert "agent plans build" in info.value.hint and not missing.exists()
+    # a file the variable names is loaded as it is
+    path = tmp_path / "lib.json"
+    save_library(_library([GOOD]), path)
+    monkeypatch.setenv(plan_library.LIBRARY_ENV, str(path))
+    assert list(plan_solver.default_library()) == [GOOD]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_RECORDS = [
+    [3, "1101", "1110", "0,3,Left"],
+    [5, "0010/1101/0010", "1110/0010/0010", "1,3,Up;0,3,Left"],
+    [4, "11/00/11", "11/11/00", "2,0,Up;2,1,Up"],
+]
+_FIELD = st.sampled_from([0, 1, 2, 3])
+_PIECES = st.sampled_from(["0", "1", "/", ",", ";", "Up", "Down", "Left", "Right", "9", "12", "-", "", "x", "\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_RECORDS), _FIELD, st.integers(0, 20), _PIECES, st.integers(-2, 60))
+def test_the_whole_library_check_agrees_with_the_record_check(record, field, at, piece, count):
+    """Whatever one edit does to a record, the fast check says what record_problem says."""
+    from agent.games.match3.plan_library import _records_valid, record_problem
+
+    rec = list(record)
+    if field == 0:
+        rec[0] = count
+    else:
+        text = rec[field]
+        at = min(at, len(text))
+        rec[field] = text[:at] + piece + text[at + 1 :]
+    library = [list(r) for r in _RECORDS] + [rec]
+    assert _records_valid(library) == (record_problem(rec) is None), (rec, record_problem(rec))

@@ -240,3 +240,127 @@ def test_cli_sim_screenshot_writes_the_screen(tmp_path):
 def test_cli_version():
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.startswith("puzzle-agent ")
+
+
+# -- stopping on a signal -----------------------------------------------------------------
+
+
+class SignalsAt(Spy):
+    """Sends this process a signal (a `kill` from outside) while the loop waits for its
+    `at`-th move to show on screen."""
+
+    def __init__(self, phone, signum, at=2):
+        super().__init__(phone)
+        self.signum, self.at, self.sent = signum, at, False
+
+    def screencap(self):
+        import os
+
+        if len(self.boards_at_swipe) == self.at and not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), self.signum)
+        return super().screencap()
+
+
+@pytest.mark.parametrize("signum, code", [(15, 143), (1, 129), (2, 130)], ids=["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_stop_signal_ends_the_journal_with_its_name_and_exit_code(tmp_path, signum, code):
+    from agent import signals
+    from agent.play.stats import exit_code
+
+    phone = SimPhone(seed=2, clock=ManualClock())
+    with signals.stop_on_signals(), Journal(tmp_path / "j.jsonl") as journal:
+        summary = make_loop(phone, SignalsAt(phone, signum), moves=50, journal=journal).run()
+    name = signals.name(signum)
+    assert summary.stop_kind == "interrupted" and summary.moves == 2 and exit_code(summary) == code
+    stop = read_journal(tmp_path / "j.jsonl")[-1]
+    assert stop["type"] == "stop" and stop["signal"] == name and stop["summary"]["signal"] == name
+    assert stop["reason"] == signals.reason(signum)
+    # the move that was on its way when the signal came is said to be unverified, not lost
+    assert summary.checks["unverified"] == 1
+
+
+def test_a_signal_while_the_run_begins_waits_for_the_journal_then_stops_the_loop(tmp_path):
+    """A signal that comes while the journal opens is held (deferred), then stops the loop
+    as it starts: the journal has its start line, a stop line, and the summary is written."""
+    import os
+    import signal as sig
+
+    from agent import signals
+    from agent.games.match3.game import GAME as MATCH3
+    from agent.play.run import play, sim_run
+
+    run = sim_run(MATCH3, {"variant": "step", "solver": "greedy", "steps": 30}, 0, (1080, 2400), False,
+                  tmp_path / "profiles")  # fmt: skip
+    with signals.stop_on_signals(), signals.deferred():
+        os.kill(os.getpid(), sig.SIGTERM)  # held here ...
+        summary = play(run, PlayOptions(moves=5), tmp_path / "j.jsonl", summary_path=tmp_path / "summary.json")
+    records = read_journal(tmp_path / "j.jsonl")  # ... and taken by the loop, at once
+    assert [r["type"] for r in records] == ["start", "stop"] and records[-1]["signal"] == "SIGTERM"
+    assert summary.moves == 0 and json.loads((tmp_path / "summary.json").read_text())["signal"] == "SIGTERM"
+
+
+def test_signals_raise_once_and_defer_inside_a_write():
+    import os
+    import signal as sig
+
+    from agent import signals
+
+    with signals.stop_on_signals() as state:
+        with pytest.raises(signals.Interrupted) as first:
+            with signals.deferred():
+                os.kill(os.getpid(), sig.SIGHUP)
+                done = True  # the block runs to its end before the signal is raised
+        assert done and first.value.signum == sig.SIGHUP and not state.escalated
+        os.kill(os.getpid(), sig.SIGTERM)  # a second one is recorded, never raised
+        assert state.received == [sig.SIGHUP, sig.SIGTERM] and signals.escalated()
+    assert signals.current() is None and sig.getsignal(sig.SIGTERM) == sig.SIG_DFL
+
+
+def test_a_graceful_first_signal_asks_and_the_next_one_raises():
+    """A farm worker's policy: a first Ctrl-C asks it to stop after its move, the next
+    signal stops it at once."""
+    import os
+    import signal as sig
+
+    from agent import signals
+
+    asked = []
+    with signals.stop_on_signals(request=lambda: asked.append(True), graceful=(sig.SIGINT,)):
+        os.kill(os.getpid(), sig.SIGINT)
+        assert asked == [True]
+        with pytest.raises(signals.Interrupted) as second:
+            with signals.deferred(), signals.allowed():
+                os.kill(os.getpid(), sig.SIGINT)
+                pytest.fail("allowed() raises at once, even inside deferred()")
+    assert second.value.signum == sig.SIGINT
+
+
+class Broken(Spy):
+    def screencap(self):
+        raise RuntimeError("a bug in the capture")
+
+
+def test_a_bug_still_ends_the_journal_with_a_stop_line(tmp_path):
+    phone = SimPhone(seed=2, clock=ManualClock())
+    with Journal(tmp_path / "j.jsonl") as journal, pytest.raises(RuntimeError):
+        make_loop(phone, Broken(phone), moves=5, journal=journal).run()
+    stop = read_journal(tmp_path / "j.jsonl")[-1]
+    assert stop["type"] == "stop" and stop["kind"] == "crashed" and "a bug in the capture" in stop["reason"]
+
+
+def test_a_journal_whose_writer_died_gets_its_stop_line(tmp_path):
+    from agent.play.journal import end_unfinished
+
+    path = tmp_path / "j.jsonl"
+    with Journal(path) as journal:
+        journal.write("start", game="match3")
+        journal.write("decision", index=1)
+    with open(path, "a") as f:
+        f.write('{"type":"deci')  # the kill came mid-line
+    assert end_unfinished(path, "the worker died", "crashed", written_by="farm")
+    records = read_journal(path)  # the torn line is gone, every line parses
+    assert [r["type"] for r in records] == ["start", "decision", "stop"]
+    assert records[-1]["kind"] == "crashed" and records[-1]["written_by"] == "farm"
+    assert not end_unfinished(path, "again", "crashed")  # it ends with a stop line now
+    assert not end_unfinished(tmp_path / "missing.jsonl", "x", "crashed")
+    assert len(read_journal(path)) == 3

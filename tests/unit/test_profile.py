@@ -202,6 +202,13 @@ BROKEN = [
     (_exemplar(0, "colour", "red"), "games.match3.exemplars[0].colour: unknown key"),
     (_set("games", "match 3", {}), 'games."match 3": a game name is'),
     (_set(*G, "hud", {"steps": "top"}), 'games.match3.hud.steps: expected 4 numbers [x0, y0, x1, y1], got "top"'),
+    # finite in TOML but not as the float32 exemplars, or too big for a float at all
+    (_exemplar(0, "features", [1e39] + [1.0] * (N - 1)), "games.match3.exemplars[0].features: value 0 is 1e+39"),
+    (_exemplar(1, "features", [1.0, -2e6] + [1.0] * (N - 2)), "exemplars[1].features: value 1 is -2000000.0"),
+    (_exemplar(0, "features", [10**400] + [1.0] * (N - 1)), "exemplars[0].features: expected an array of"),
+    (_set(*G, "max_distance", 10**400), "games.match3.max_distance: expected a number above 0 and at most 1000, got a"),
+    (_set(*G, "board_bbox", [10**400, 700, 1040, 1700]), "games.match3.board_bbox: expected 4 integers"),
+    (_set(*G, "swipe_ms", 10**400), "games.match3.swipe_ms: expected an integer 1..10000, got a 401-digit number"),
 ]
 
 
@@ -342,14 +349,18 @@ def test_the_phones_file_without_the_game_is_named_in_the_error(tmp_path):
 def test_broken_profiles(tmp_path):
     (tmp_path / "galaxy-s21_1080x2400.toml").write_text("[device]\nmodel = 1\n")
     good = _write(tmp_path, make_device("Moto G"))
-    # another phone's broken file does not stop this one
-    assert find_profile("Pixel 7", 1080, 2400, "match3", [tmp_path]).path == good
-    with pytest.raises(ProfileError, match="skipped invalid profiles: .*galaxy-s21"):
+    # another phone's broken file does not stop this one, and the match says it was skipped
+    match = find_profile("Pixel 7", 1080, 2400, "match3", [tmp_path])
+    assert match.path == good
+    assert len(match.skipped) == 1 and "galaxy-s21_1080x2400.toml: device.model" in match.skipped[0]
+    assert match.notes() == [f"note: skipped an unreadable profile of another phone: {match.skipped[0]}"]
+    with pytest.raises(ProfileError, match="skipped unreadable profiles: .*galaxy-s21"):
         find_profile("Pixel 7", 1080, 2340, "match3", [tmp_path])
-    # but the phone's own broken file is reported as it is
+    # but the phone's own broken file is reported as it is, with how to replace it
     (tmp_path / "pixel-7_1080x2400.toml").write_text("[device\n")
-    with pytest.raises(ProfileError, match=r"pixel-7_1080x2400\.toml: invalid TOML"):
+    with pytest.raises(ProfileError, match=r"pixel-7_1080x2400\.toml: invalid TOML") as info:
         find_profile("Pixel 7", 1080, 2400, "match3", [tmp_path])
+    assert "agent calibrate --game match3 --yes" in info.value.hint
 
 
 def test_source_says_who_made_a_profile_and_survives_a_round_trip(tmp_path):
@@ -368,3 +379,76 @@ def test_a_bad_source_is_named(tmp_path):
     path.write_text(tomli_w.dumps(doc))
     with pytest.raises(ProfileError, match=r"x\.toml: games\.match3\.source: expected a non-empty string, got 3"):
         load_profile(path)
+
+
+# -- files that are no profile at all ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 3000 + "1" + "}" * 3000],
+    ids=["arrays", "inline tables"],
+)
+def test_deep_nesting_is_a_profile_error(tmp_path, text):
+    path = tmp_path / "deep.toml"
+    path.write_text(text)
+    with pytest.raises(ProfileError, match=r"deep\.toml: arrays or tables nested too deeply"):
+        load_profile(path)
+
+
+def test_what_is_not_a_regular_file_is_refused_without_reading_it(tmp_path):
+    (tmp_path / "dir.toml").mkdir()
+    with pytest.raises(ProfileError, match=r"dir\.toml: is a folder, not a profile file"):
+        load_profile(tmp_path / "dir.toml")
+    os.mkfifo(tmp_path / "pipe.toml")  # reading it would wait for a writer forever
+    with pytest.raises(ProfileError, match=r"pipe\.toml: not a regular file"):
+        load_profile(tmp_path / "pipe.toml")
+    with open(tmp_path / "big.toml", "wb") as f:
+        f.truncate(17 * 1024 * 1024)  # sparse: nothing is written
+    with pytest.raises(ProfileError, match=r"big\.toml: 17825792 bytes is not a profile"):
+        load_profile(tmp_path / "big.toml")
+
+
+def test_lookup_skips_each_unreadable_file_of_another_phone(tmp_path):
+    good = _write(tmp_path, make_device("Moto G"))
+    (tmp_path / "a-deep_1080x2400.toml").write_text("a = " + "[" * 5000 + "]" * 5000)
+    (tmp_path / "b-folder_1080x2400.toml").mkdir()
+    os.mkfifo(tmp_path / "c-pipe_1080x2400.toml")
+    (tmp_path / "d-binary_1080x2400.toml").write_bytes(bytes(range(256)))
+    match = find_profile("Pixel 7", 1080, 2400, "match3", [tmp_path])
+    assert match.path == good
+    assert [s.split(":")[0] for s in match.skipped] == [
+        str(tmp_path / n) for n in ("a-deep_1080x2400.toml", "b-folder_1080x2400.toml", "c-pipe_1080x2400.toml",
+                                    "d-binary_1080x2400.toml")
+    ]  # fmt: skip
+    assert len(match.notes()) == 4
+
+
+def test_the_phones_own_folder_is_named_not_replaced(tmp_path):
+    from agent.vision.profile import save_game_profile
+
+    (tmp_path / "pixel-7_1080x2400.toml").mkdir()
+    with pytest.raises(ProfileError, match="is a folder") as info:
+        find_profile("Pixel 7", 1080, 2400, "match3", [tmp_path])
+    assert "move the folder" in info.value.hint
+    with pytest.raises(ProfileError, match="is a folder where this phone's profile file goes"):
+        save_game_profile("Pixel 7", 1080, 2400, make_game(), tmp_path)
+    assert (tmp_path / "pixel-7_1080x2400.toml").is_dir()
+
+
+@pytest.mark.parametrize("content", [b"a = " + b"[" * 5000, b"\xff\xfe", b"", b"[device]\nmodel = 1\n"],
+                         ids=["deep", "non-UTF-8", "empty", "wrong type"])
+def test_save_game_profile_replaces_an_unreadable_file(tmp_path, content):
+    from agent.vision.profile import save_game_profile
+
+    path = tmp_path / "pixel-7_1080x2400.toml"
+    path.write_bytes(content)
+    assert save_game_profile("Pixel 7", 1080, 2400, make_game(), tmp_path) == path
+    assert "match3" in load_profile(path).games
+
+
+def test_save_profile_refuses_a_folder_named_as_the_file(tmp_path, rich):
+    (tmp_path / rich.filename).mkdir()
+    with pytest.raises(ProfileError, match="is a folder where this phone's profile file goes"):
+        save_profile(rich, tmp_path / rich.filename)
+    assert list((tmp_path / rich.filename).iterdir()) == []

@@ -264,6 +264,37 @@ def test_bad_gesture_coordinates_raise():
     assert phone.gesture_log[-1].kind == "tap" and phone.gesture_log[-1].move is None
 
 
+def test_gesture_log_keeps_the_last_gestures_with_counters_of_all():
+    from agent.simphone.phone import GESTURE_LOG_SIZE
+
+    phone = make_phone(size=(720, 1280))
+    for i in range(GESTURE_LOG_SIZE + 250):
+        phone.tap(i % 720, 3)
+    phone.swipe(1, 1, 2, 2, 10)
+    assert len(phone.gestures) == GESTURE_LOG_SIZE and len(phone.gesture_log) == GESTURE_LOG_SIZE
+    assert (phone.taps, phone.swipes, phone.gesture_count) == (GESTURE_LOG_SIZE + 250, 1, GESTURE_LOG_SIZE + 251)
+    assert phone.gestures[0].points == (251, 3)  # 1251 gestures: the first 251 are gone
+    assert phone.gesture_log[-1].kind == "swipe"
+
+
+def test_gesture_log_size_must_be_positive():
+    from agent.simphone.phone import SimDevice
+
+    with pytest.raises(ValueError, match="keep_gestures"):
+        SimDevice((720, 1280), "m", "s", keep_gestures=0)
+    assert SimDevice((720, 1280), "m", "s", keep_gestures=2).gestures.maxlen == 2
+
+
+@pytest.mark.parametrize("duration", [float("nan"), float("inf"), -1, 60_001, 10**12, "100", None, True])
+def test_swipe_duration_must_be_a_bounded_number(duration):
+    phone = make_phone()
+    with pytest.raises(GestureError, match="0..60000"):
+        phone.swipe(10, 10, 20, 20, duration)
+    assert phone.swipes == 0 and not phone.gestures
+    phone.swipe(10, 10, 20, 20, 60_000)  # the bound itself is a swipe
+    assert phone.swipes == 1
+
+
 # -- animation ----------------------------------------------------------------------
 def test_animation_plays_in_clock_time_and_settles_on_the_still_board():
     clock = ManualClock(100.0)

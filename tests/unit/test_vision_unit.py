@@ -632,3 +632,73 @@ def test_read_image_gives_bgr_whatever_the_file(tmp_path):
         with pytest.raises(ImageError, match=why) as info:
             read_image(bad)
         assert info.value.hint
+
+
+# -- image files: sized from the header before decoding ---------------------------------------
+
+import os  # noqa: E402
+import struct  # noqa: E402
+import zlib  # noqa: E402
+
+from agent.vision.images import MAX_PIXELS, image_size  # noqa: E402
+
+
+@pytest.mark.parametrize("ext, kind", [(".png", "PNG"), (".jpg", "JPEG"), (".bmp", "BMP"), (".webp", "WebP")])
+@pytest.mark.parametrize("shape", [(37, 53, 3), (37, 53)], ids=["colour", "grey"])
+def test_the_header_gives_the_size_the_decoder_finds(ext, kind, shape):
+    img = np.random.default_rng(1).integers(0, 256, shape, dtype=np.uint8)
+    for params in ([], [cv2.IMWRITE_WEBP_QUALITY, 101]) if ext == ".webp" else ([],):  # lossy VP8 and lossless VP8L
+        data = cv2.imencode(ext, img, params)[1].tobytes()
+        assert image_size(data) == (kind, 53, 37)
+
+
+def _png_header(width: int, height: int) -> bytes:
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+
+
+def test_a_pixel_bomb_is_refused_from_its_header(tmp_path, monkeypatch):
+    def no_decoding(*args):
+        raise AssertionError("decoded a pixel bomb")
+
+    monkeypatch.setattr(cv2, "imdecode", no_decoding)
+    side = int(MAX_PIXELS**0.5) + 1
+    (tmp_path / "bomb.png").write_bytes(_png_header(side, side) + b"\x00" * 64)
+    with pytest.raises(ImageError, match=f"{side}x{side} is [0-9,]+ pixels, more than any screen"):
+        read_image(tmp_path / "bomb.png")
+    (tmp_path / "none.png").write_bytes(_png_header(0, 10))
+    with pytest.raises(ImageError, match="gives a size of 0x10"):
+        read_image(tmp_path / "none.png")
+
+
+def test_broken_image_files_say_what_is_wrong(tmp_path):
+    good = cv2.imencode(".png", np.zeros((30, 20, 3), np.uint8))[1].tobytes()
+    cases = {
+        "empty.png": (b"", "the file is empty"),
+        "header.png": (good[:20], "damaged or truncated image header"),
+        "half.png": (good[: len(good) - 20], "cannot be decoded"),
+        "text.png": (b"hello", "not an image this program reads"),
+        "tiff.tif": (b"II*\x00" + b"\x00" * 64, "not an image this program reads"),
+    }
+    for name, (data, why) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ImageError, match=why):
+            read_image(tmp_path / name)
+
+
+def test_a_huge_file_is_refused_unread_and_a_pipe_is_read(tmp_path):
+    import threading
+
+    from agent.vision.images import MAX_FILE_BYTES
+
+    with open(tmp_path / "big.png", "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse
+    with pytest.raises(ImageError, match="bigger than any screenshot"):
+        read_image(tmp_path / "big.png")
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)
+    data = cv2.imencode(".png", np.full((12, 9, 3), 50, np.uint8))[1].tobytes()
+    writer = threading.Thread(target=pipe.write_bytes, args=(data,))
+    writer.start()
+    assert read_image(pipe).shape == (12, 9, 3)  # as `--image <(adb exec-out screencap -p)`
+    writer.join()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import typer
 from rich.table import Table
 
 from agent.cli.app import console
+from agent.signals import Interrupted
 
 
 def bench_farm(
@@ -54,6 +56,8 @@ def bench_farm(
                     farm = Farm([target], Path(tmp) / "run", options)
                     with console.status(f"farm of {n}: playing {moves} moves each"):
                         farm.run()
+                    if farm.interrupted:  # the farm stopped cleanly on a signal: so does the bench
+                        raise Interrupted(farm.stop_signal or signal.SIGINT)
                 finally:
                     fleet.__exit__(None, None, None)
             finally:

@@ -8,7 +8,7 @@ import os
 import typer
 from rich.table import Table
 
-from agent.cli.app import console
+from agent.cli.app import console, seed_option
 
 
 def bench_lightsout(
@@ -20,7 +20,7 @@ def bench_lightsout(
         20_000, "--scalar", min=0, help="Turtle solves one Python call at a time, for comparison (0: skip)."
     ),
     repeat: int = typer.Option(7, "--repeat", min=1, max=100, help="Timed runs per batch; the best is reported."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random boards."),
+    seed: int = seed_option("Seed of the random boards."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """1,000,000 random turtle solves (both solutions) and 100,000 random 5x5 fewest-press

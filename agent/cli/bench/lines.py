@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agent.cli.app import check_choice, console, err_console
+from agent.cli.app import check_choice, choice_list, console, err_console, seed_option, output_file
 
 
 def bench_lines(
@@ -19,7 +19,7 @@ def bench_lines(
     moves: int = typer.Option(3000, "--moves", min=1, help="A game stops here if still alive."),
     budget_ms: float = typer.Option(12.0, "--budget-ms", min=0.0, help="The player's lookahead budget per move (0: none)."),
     solvers: str = typer.Option("random,greedy,player", "--solvers", help="Comma-separated: random, greedy, player."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the first game; game i uses seed+i for every player."),
+    seed: int = seed_option("Seed of the first game; game i uses seed+i for every player."),
     png: Optional[Path] = typer.Option(None, "--png", help="Also save a chart of every game's turns to this PNG."),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
 ) -> None:
@@ -29,13 +29,8 @@ def bench_lines(
     from agent.games.lines.players import PLAYERS, make_player
 
     check_choice("--variant", preset_name, tuple(PRESETS))
-    if png is not None and png.suffix.lower() != ".png":
-        raise typer.BadParameter(f"{png} should end in .png", param_hint="--png")
-    names = [p.strip() for p in solvers.split(",") if p.strip()]
-    if not names:
-        raise typer.BadParameter("name at least one player", param_hint="--solvers")
-    for name in names:
-        check_choice("--solvers", name, PLAYERS)
+    output_file(png, "--png", ".png")
+    names = list(choice_list("--solvers", solvers, tuple(PLAYERS)))
     config = PRESETS[preset_name]
     seeds = list(range(seed, seed + games))
     summaries: list[Summary] = []

@@ -7,13 +7,13 @@ import json
 import typer
 from rich.table import Table
 
-from agent.cli.app import check_choice, console
+from agent.cli.app import check_choice, choice_list, console, seed_option
 from agent.cli.plans import _progress
 
 def bench_play_cmd(
     variant: str = typer.Option("step", "--variant", help="step or classic."),
     games: int = typer.Option(200, "--games", min=1),
-    seed: int = typer.Option(0, "--seed", help="Game g uses seed + g, the same for every solver."),
+    seed: int = seed_option("Game g uses seed + g, the same for every solver."),
     moves: int = typer.Option(200, "--moves", min=1, help="Stop a game after this many swaps (a strong solver never runs out of steps)."),
     solvers: str = typer.Option("random,greedy,plan", "--solvers", help="Comma-separated: random, greedy, plan."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -23,9 +23,7 @@ def bench_play_cmd(
     from agent.games.match3.rules import VARIANTS
 
     check_choice("--variant", variant, VARIANTS)
-    names = tuple(n.strip() for n in solvers.split(",") if n.strip())
-    for n in names:
-        check_choice("--solvers", n, BENCH_SOLVERS)
+    names = choice_list("--solvers", solvers, tuple(BENCH_SOLVERS))
     with _progress(as_json) as update:
         results = bench_play(variant, games, seed, names, max_moves=moves,
                              progress=lambda name, done, total: update(f"{name}: games", done, total))

@@ -10,12 +10,12 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from agent.cli.app import check_choice, console
+from agent.cli.app import check_choice, console, seed_option
 from agent.cli.plans import _progress
 
 def bench_solve_cmd(
     boards: int = typer.Option(1000, "--boards", min=1, help="Seeded random 8x8 boards, 6 types."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = seed_option(),
     objective: Optional[str] = typer.Option(None, "--objective", help="seed, gain or points (default: gain)."),
     exhaustive: bool = typer.Option(True, "--exhaustive/--no-exhaustive", help="Compare with every sequence of up to 2 swaps (slow)."),
     prune: bool = typer.Option(True, "--prune/--no-prune", help="Verify long plans only while they could win (the default) or all of them."),

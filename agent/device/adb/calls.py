@@ -2,7 +2,9 @@
 
 `_bounded` runs a call on a daemon thread and gives up at its deadline; `_read_service`
 runs one adb service ("shell:CMD" or "exec:CMD") through the `ShellDevice` seam
-(adbutils' `open_transport()`, or a fake in the unit tests) and reads it to the end.
+(adbutils' `open_transport()`, or a fake in the unit tests) and reads it to the end,
+never past the most its `ReplySize` allows: a phone that streams without end, or whose
+frame header claims a huge size, costs an error, not the computer's memory.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from adbutils import AdbConnection, AdbError, AdbTimeout
+
+from agent.errors import DeviceError
 
 T = TypeVar("T")
 
@@ -21,6 +26,8 @@ T = TypeVar("T")
 _RECV_CHUNK = 1 << 20
 # Expected size of a text reply, to size the read buffer.
 _TEXT_HINT = 4096
+# The most a text reply may be: `dumpsys display` on a phone is ~100 KB.
+TEXT_LIMIT = 8 << 20
 # Appended to text commands so a reply cut short by a dying phone is told apart from an
 # empty one (`input` prints nothing on success; adbutils returns '' when the phone dies).
 _RC_MARK = "__PA_RC="
@@ -79,7 +86,12 @@ class _Call(Generic[T]):
         raise AdbTimeout("call abandoned at its deadline")
 
     def wait(self) -> T:
-        if not self._done.wait(max(0.0, self.deadline - time.monotonic())):
+        try:
+            done = self._done.wait(max(0.0, self.deadline - time.monotonic()))
+        except BaseException:  # a stop signal (KeyboardInterrupt) while the call is in flight
+            self._cancel()  # so its socket closes now, not when the phone next answers
+            raise
+        if not done:
             self._cancel()
             raise _CallTimeout()
         if self._error is not None:
@@ -141,12 +153,38 @@ def _open_service(dev: ShellDevice, service: str) -> ServiceConnection:
     return conn
 
 
-def _read_service(dev: ShellDevice, service: str, size_hint: int = _TEXT_HINT) -> bytearray:
+class ReplyTooLarge(DeviceError):
+    """The phone sent more than the reply can be: a broken or hostile phone."""
+
+    hint = "this is not how a phone answers: check that the serial is a phone (or `agent sim serve`) and retry"
+
+    def __init__(self, service: str, limit: int, began: bytes = b"") -> None:
+        # What it began with says what it is (a warning printed before a frame, a loop).
+        start = began[:60].decode("utf-8", "replace")
+        shown = f" (it began {start!r})" if start.isprintable() and start.strip() else ""
+        super().__init__(f"the answer to `{service}` went on past {limit} bytes, more than it can be{shown}")
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class ReplySize:
+    """How much of a reply to expect (`hint`, to size the first buffer) and accept at
+    most (`limit`). With `sized`, the reply's first `head` bytes decide both instead
+    (it may raise): a frame's header says how big the frame is, and is checked before
+    a buffer that big exists."""
+
+    hint: int = _TEXT_HINT
+    limit: int = TEXT_LIMIT
+    head: int = 0
+    sized: Callable[[bytes], tuple[int, int]] | None = None
+
+
+def _read_service(dev: ShellDevice, service: str, size: ReplySize = ReplySize()) -> bytearray:
     """Run a service ("shell:CMD" or "exec:CMD") and read its whole output."""
     stream = _open_service(dev, service)  # a failure here: the command never started
     at_eof = False
     try:
-        data = _read_all(stream, size_hint)
+        data = _read_all(stream, size, service)
         at_eof = True
         return data
     except (AdbError, OSError, EOFError) as exc:
@@ -155,27 +193,51 @@ def _read_service(dev: ShellDevice, service: str, size_hint: int = _TEXT_HINT) -
         _close_stream(stream, at_eof)
 
 
-def _read_all(stream: ServiceConnection, size_hint: int) -> bytearray:
-    """Everything until EOF, in linear time (adbutils' own loop is quadratic).
+RecvInto = Callable[[memoryview], int]
 
-    From adbutils' socket, recv_into one buffer sized for the expected reply: a 10 MB
-    frame then costs no per-call allocation of a 1 MiB bytes object and no extra copy.
-    """
-    if not isinstance(stream, AdbConnection):
-        buf = bytearray()
-        while chunk := stream.recv(_RECV_CHUNK):
-            buf += chunk
-        return buf
-    sock = stream.conn
-    buf = bytearray(size_hint + 1)  # +1: the end is seen without growing the buffer
-    n = 0
+
+def _receiver(stream: ServiceConnection) -> RecvInto:
+    if isinstance(stream, AdbConnection):
+        # From adbutils' socket straight into our buffer: no 1 MiB bytes object per call.
+        return cast(RecvInto, stream.conn.recv_into)
+
+    def recv_into(view: memoryview) -> int:
+        chunk = stream.recv(min(len(view), _RECV_CHUNK))
+        view[: len(chunk)] = chunk
+        return len(chunk)
+
+    return recv_into
+
+
+def _read_all(stream: ServiceConnection, size: ReplySize, service: str = "?") -> bytearray:
+    """Everything until EOF, in linear time (adbutils' own loop is quadratic), into one
+    buffer sized for the expected reply and grown, by doubling, up to its limit."""
+    recv_into = _receiver(stream)
+    hint, limit, n = size.hint, size.limit, 0
+    if size.sized is not None and size.head > 0:
+        head = bytearray(size.head)
+        while n < size.head:
+            got = recv_into(memoryview(head)[n:])
+            if not got:
+                del head[n:]
+                return head  # shorter than any header: the parser says what it is
+            n += got
+        hint, limit = size.sized(bytes(head))
+        buf = bytearray(max(min(hint, limit), n) + 1)  # +1: the end is seen without growing
+        buf[:n] = head
+    else:
+        buf = bytearray(min(hint, limit) + 1)
     while True:
         if n == len(buf):
-            buf.extend(bytes(len(buf)))
-        got = sock.recv_into(memoryview(buf)[n:])
+            if n > limit:
+                raise ReplyTooLarge(service, limit, bytes(buf[:60]))
+            buf.extend(bytes(min(len(buf), limit + 1 - len(buf))))
+        got = recv_into(memoryview(buf)[n:])
         if not got:
             break
         n += got
+    if n > limit:
+        raise ReplyTooLarge(service, limit, bytes(buf[:60]))
     del buf[n:]
     return buf
 
@@ -202,4 +264,6 @@ def _sh(dev: ShellDevice, cmd: str) -> tuple[int, str]:
     if at < 0:
         raise _MidCommand(EOFError(f"the reply to `{cmd}` broke off ({len(out)} bytes, no exit status)"))
     status = out[at + len(_RC_MARK) :].strip()
-    return (int(status) if status.isdigit() else -1), out[:at].strip()
+    # An exit status is 0..255; anything else is a garbled reply, not a number to parse.
+    number = status.isascii() and status.isdigit() and len(status) <= 3
+    return (int(status) if number else -1), out[:at].strip()

@@ -18,13 +18,30 @@ import cv2
 import numpy as np
 from adbutils import AdbError
 
-from agent.device.adb.calls import ShellDevice, _bounded, _CallTimeout, _MidCommand, _read_service, _sh
+from agent.device.adb.calls import (
+    ReplySize,
+    ReplyTooLarge,
+    ShellDevice,
+    _bounded,
+    _CallTimeout,
+    _MidCommand,
+    _read_service,
+    _sh,
+)
 from agent.device.adb.devices import _connect_by_transport
 from agent.device.adb.faults import _RETRY_KINDS, _classify, _map_error
 from agent.device.adb.server import AdbTarget
 from agent.device.adb.wm import _parse_density, _parse_rotation, _parse_wm_sizes
 from agent.device.base import check_point
-from agent.device.rawframe import check_frame, decode_png, parse_raw_screencap
+from agent.device.rawframe import (
+    PNG_HEAD,
+    RAW_HEAD,
+    check_frame,
+    decode_png,
+    parse_raw_screencap,
+    png_reply_size,
+    raw_reply_size,
+)
 from agent.errors import AgentError, CaptureError, DeviceError, DeviceTimeoutError, GestureError
 
 T = TypeVar("T")
@@ -33,9 +50,6 @@ CaptureMode = Literal["auto", "raw", "png"]
 # Long enough for the server to notice a replugged transport, short next to a move.
 RECONNECT_PAUSE_S = 0.2
 MAX_SWIPE_MS = 60_000
-# Expected PNG size per screen pixel, to size the read buffer (phone screenshots
-# compress to well under a byte a pixel; a bigger one grows the buffer).
-_PNG_BYTES_PER_PIXEL = 0.5
 
 _INPUT_HINT = (
     "the phone refused the input event: unlock the screen; on Xiaomi/MIUI also enable "
@@ -88,7 +102,10 @@ class AdbDevice:
         _, model = self._text("getprop ro.product.model")
         self._model = model or self._serial
         _, size_text = self._text("wm size")
-        physical, override = _parse_wm_sizes(size_text)
+        try:
+            physical, override = _parse_wm_sizes(size_text)
+        except DeviceError as exc:
+            raise DeviceError(f"{self._serial}: {exc}", hint=exc.hint) from None
         size = override or physical
         if size is None:
             raise DeviceError(
@@ -160,6 +177,9 @@ class AdbDevice:
             except _CallTimeout:
                 self._dev = None
                 raise DeviceTimeoutError(f"{self._serial}: {what} got no answer within {self.timeout_s:g} s") from None
+            except ReplyTooLarge as exc:
+                self._dev = None  # what is left of that reply is still on its way
+                raise DeviceError(f"{self._serial}: {exc}", hint=exc.hint) from None
             except AgentError:
                 raise
             except (AdbError, OSError, EOFError, _MidCommand) as exc:
@@ -189,9 +209,9 @@ class AdbDevice:
         reasons = []
         for mode in plan:
             cmd = _CAPTURE_CMD[mode]
-            read = partial(_read_service, service=f"exec:{cmd}", size_hint=self._capture_size_hint(mode))
-            data = self._run(f"`{cmd}`", read, deadline)
+            read = partial(_read_frame, service=f"exec:{cmd}", size=self._frame_reply(mode))
             try:
+                data = self._run(f"`{cmd}`", read, deadline)
                 frame = parse_raw_screencap(data) if mode == "raw" else decode_png(data)
             except CaptureError as exc:
                 reasons.append(f"{mode}: {exc}")
@@ -209,9 +229,13 @@ class AdbDevice:
             return frame
         raise CaptureError(f"{self._serial}: no valid screenshot ({'; '.join(reasons)})")
 
-    def _capture_size_hint(self, mode: str) -> int:
-        w, h = self._physical  # what the panel captures, whatever `wm size` says
-        return w * h * 4 + 16 if mode == "raw" else int(w * h * _PNG_BYTES_PER_PIXEL)
+    def _frame_reply(self, mode: str) -> ReplySize:
+        """How big a frame may be: its header decides, once it agrees with `wm size`."""
+        sizes = {self._resolution, self._physical}  # some phones capture at the panel's size
+        allowed = frozenset(sizes | {(h, w) for w, h in sizes})  # either orientation
+        if mode == "raw":
+            return ReplySize(head=RAW_HEAD, sized=partial(raw_reply_size, allowed=allowed))
+        return ReplySize(head=PNG_HEAD, sized=partial(png_reply_size, allowed=allowed))
 
     def _to_screen_pixels(self, frame: np.ndarray) -> np.ndarray:
         # With `wm size` overridden some Android versions still capture at the panel's
@@ -253,6 +277,16 @@ class AdbDevice:
 
 
 _CAPTURE_CMD = {"raw": "screencap", "png": "screencap -p"}
+
+
+def _read_frame(dev: ShellDevice, service: str, size: ReplySize) -> bytearray:
+    try:
+        return _read_service(dev, service, size)
+    except ReplyTooLarge as exc:
+        # A path that failed, not the phone: auto mode may still try the other one.
+        raise CaptureError(str(exc)) from None
+
+
 CAPTURE_ENV = "PUZZLE_AGENT_CAPTURE"
 
 

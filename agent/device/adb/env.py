@@ -12,6 +12,9 @@ DEFAULT_PORT = 5037
 def env_port() -> int:
     raw = os.environ.get("ANDROID_ADB_SERVER_PORT", "").strip()
     if not raw:
+        # Blank means unset (as adb itself takes it), but adbutils' import runs
+        # int(os.environ[...]) and would die on it.
+        os.environ.pop("ANDROID_ADB_SERVER_PORT", None)
         return DEFAULT_PORT
     try:
         port = int(raw)

@@ -99,7 +99,9 @@ def ensure_server(target: AdbTarget, start_timeout_s: float = SERVER_START_TIMEO
     try:
         exe = adbutils.adb_path()
     except AdbError as exc:
-        raise AdbServerError(f"no adb server at {target.address}, and no adb binary to start one: {exc}") from None
+        raise AdbServerError(
+            f"no adb server at {target.address}, and no adb binary to start one: {exc}", hint=AdbServerError.install_hint
+        ) from None
     # adb picks the port from -P and from the environment; set both so the server and
     # any adb child it spawns agree with us (adbutils itself only reads the variable).
     env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(target.port))
@@ -117,7 +119,11 @@ def ensure_server(target: AdbTarget, start_timeout_s: float = SERVER_START_TIMEO
             f"`adb start-server` on port {target.port} did not finish within {start_timeout_s:g} s"
         ) from None
     except OSError as exc:
-        raise AdbServerError(f"cannot run {exe}: {exc}") from None
+        # Named but missing (ADBUTILS_ADB_PATH, a removed package) or not executable.
+        raise AdbServerError(
+            f"no adb server at {target.address}, and cannot run {exe} to start one: {exc}",
+            hint=f"{AdbServerError.install_hint}, or point ADBUTILS_ADB_PATH at a working adb",
+        ) from None
     if not _server_answers(target, timeout_s=1.0):
         said = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip() or "nothing"
         raise AdbServerError(f"cannot reach the adb server at {target.address} (`adb start-server` said: {said})")

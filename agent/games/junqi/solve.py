@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.errors import UsageError
 from agent.games.base import Block, SolveOption, SolveReport, SolveRequest, TableBlock, TextBlock
-from agent.games.boardfile import BoardFileError, is_board_file, read_board_text
+from agent.games.boardfile import BoardFileError, is_board_file, naming, read_board_text
 from agent.games.junqi.board import Board
 from agent.games.junqi.moves import Destination, MoveRules, destinations, immobile_reason, why_unreachable
 from agent.games.junqi.topology import Station
@@ -57,7 +57,9 @@ class JunqiSolver:
         if png is not None and png.suffix.lower() != ".png":
             raise UsageError("--png", f"{png} should end in .png")
 
-        position = Board.parse(_read_board(board))
+        text = _read_board(board)
+        with naming(board):
+            position = Board.parse(text)
         origin = _station(start, "--from", position)
         goal = _station(to, "--to", position) if to is not None else None
         if goal == origin:
@@ -104,11 +106,8 @@ def _read_board(board: str) -> str:
     if board != "-" and "\n" in board:  # the board's text itself
         return board
     if not is_board_file(board):
-        raise UsageError("--board", f"no board file {board}", hint=BoardFileError.hint)
-    try:
-        return read_board_text(board)
-    except BoardFileError as exc:
-        raise UsageError("--board", str(exc), hint=exc.hint) from None
+        raise BoardFileError(f"no board file {board}")
+    return read_board_text(board)  # an unreadable file is the file's error (exit 1), as in every game
 
 
 def _station(text: str, option: str, board: Board) -> Station:

@@ -37,6 +37,7 @@ from agent.games.base import (
 )
 from agent.games.lightsout.gf2 import bits, from_bits
 from agent.games.lightsout.puzzle import (
+    MAX_LIGHTS,
     OFF_CHARS,
     ON_CHARS,
     Puzzle,
@@ -84,6 +85,8 @@ class Lights:
                 hint="give every row the same number of lights (1 = on, 0 = off)",
             )
         flat = "".join(lines)
+        if len(flat) > MAX_LIGHTS:  # as for puzzles (and building the bitsets is quadratic)
+            raise PuzzleError(f"the board has {len(flat)} lights; at most {MAX_LIGHTS} are supported")
         for i, ch in enumerate(flat):
             if ch not in ON_CHARS and ch not in OFF_CHARS and ch != UNKNOWN_LABEL:
                 r, c = divmod(i, len(lines[0]))
@@ -290,10 +293,10 @@ class LightsOutSim:
         return None  # the phone's header shows presses, which the loop counts itself
 
     def truth(self, phone: Any) -> dict[str, object]:
-        return {"solved": phone.solved, "presses": len(phone.presses)}
+        return {"solved": phone.solved, "presses": phone.press_count}
 
     def status_line(self, phone: Any) -> str:
-        return f"{'solved' if phone.solved else 'not solved'} after {len(phone.presses)} presses"
+        return f"{'solved' if phone.solved else 'not solved'} after {phone.press_count} presses"
 
 
 class LightsOutGame:

@@ -49,6 +49,11 @@ MAX_BUTTONS = 1024
 ON_CHARS = frozenset("1#*xX")
 OFF_CHARS = frozenset("0.")
 BUILTIN = ("turtle", "lightsout", "torus")
+# The biggest puzzle (1024 buttons of 1024 lights, named) is well under 1 MiB of TOML.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+# Offsets of a stencil: each costs a pass over the grid, and no sensible stencil has more
+# offsets than the grid has cells.
+MAX_STENCIL = MAX_LIGHTS
 
 
 class PuzzleError(AgentError, ValueError):
@@ -283,17 +288,27 @@ def load_puzzle(path: Path | str, rows: int | None = None, cols: int | None = No
     """A puzzle from a TOML file; --rows/--cols resize a stencil puzzle."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        if path.is_dir():
+            raise PuzzleError(f"{path} is a folder, not a puzzle file")
+        with open(path, "rb") as f:  # a pipe is read too, up to the limit
+            raw = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise PuzzleError(
             f"no puzzle file {path}", hint=f"give a built-in puzzle ({', '.join(BUILTIN)}) or an existing file"
         ) from None
     except OSError as exc:
         raise PuzzleError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise PuzzleError(f"{path}: more than {MAX_FILE_BYTES // (1024 * 1024)} MiB is not a puzzle file")
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise PuzzleError(f"{path}: not UTF-8 text (byte {exc.start})", hint="puzzle files are UTF-8 TOML") from None
+    except tomllib.TOMLDecodeError as exc:
         raise PuzzleError(f"{path}: not a TOML puzzle file: {exc}") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively; a puzzle nests two deep
+        raise PuzzleError(f"{path}: arrays or tables nested too deeply to be a puzzle file") from None
     return puzzle_from_dict(doc, str(path), rows, cols)
 
 
@@ -319,6 +334,8 @@ def puzzle_from_dict(doc: dict[str, Any], where: str, rows: int | None = None, c
             isinstance(o, list) and len(o) == 2 and all(_is_int(v) for v in o) for o in stencil
         ):
             raise PuzzleError(f"{where}: stencil must be a list of [drow, dcol] integer pairs")
+        if len(stencil) > MAX_STENCIL:
+            raise PuzzleError(f"{where}: a stencil has at most {MAX_STENCIL} offsets, this one {len(stencil)}")
         wrap = doc.get("wrap", False)
         if not isinstance(wrap, bool):
             raise PuzzleError(f"{where}: wrap must be true or false")

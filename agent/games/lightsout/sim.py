@@ -9,6 +9,7 @@ screenshots.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,8 @@ from agent.games.lightsout.render import Layout, layout_for, render
 from agent.vision.grid import cell_at
 
 from agent.simphone.sizes import DEFAULT_SIZE
+
+KEEP_PRESSES = 1000
 SIM_MODEL = "puzzle-sim"
 SIM_SERIAL = "sim-lightsout"
 
@@ -84,7 +87,10 @@ class LightsOutPhone(SimDevice):
         self._state = self.start
         self._fades: dict[int, _Fade] = {}
         self._settles_at = float("-inf")
-        self.presses: list[Press] = []
+        # The last presses (for tests and the journal); a phone left tapping for days keeps
+        # its count, not every press.
+        self.presses: deque[Press] = deque(maxlen=KEEP_PRESSES)
+        self.press_count = 0
         self._cache: tuple[tuple[int, int, bool], np.ndarray] | None = None
 
     # -- inspection ---------------------------------------------------------------
@@ -117,6 +123,7 @@ class LightsOutPhone(SimDevice):
         self._settles_at = now + self.fade_s
         press = Press(button, cell, self._state)
         self.presses.append(press)
+        self.press_count += 1
         return press
 
     def _level(self, light: int, t: float) -> float:
@@ -130,14 +137,14 @@ class LightsOutPhone(SimDevice):
 
     def frame_at(self, t: float) -> np.ndarray:
         rows, cols = self.puzzle.light_grid  # type: ignore[misc]
-        key = (self._state, len(self.presses), self.solved)
+        key = (self._state, self.press_count, self.solved)
         if t >= self._settles_at:
             if self._cache is None or self._cache[0] != key:
                 levels = np.array([(self._state >> i) & 1 for i in range(rows * cols)], np.float32)
-                self._cache = (key, render(self.layout, levels.reshape(rows, cols), len(self.presses), self.solved))
+                self._cache = (key, render(self.layout, levels.reshape(rows, cols), self.press_count, self.solved))
             return self._cache[1].copy()
         levels = np.array([self._level(i, t) for i in range(rows * cols)], np.float32)
-        return render(self.layout, levels.reshape(rows, cols), len(self.presses), self.solved)
+        return render(self.layout, levels.reshape(rows, cols), self.press_count, self.solved)
 
     def __repr__(self) -> str:
         w, h = self.screen_size()

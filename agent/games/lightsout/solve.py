@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.games.base import Block, SolveOption, SolveReport, SolveRequest, TextBlock
-from agent.games.boardfile import is_board_file, read_board_text
+from agent.games.boardfile import is_board_file, naming, read_board_text
 from agent.games.lightsout.gf2 import bits
 from agent.games.lightsout.puzzle import (
     BUILTIN, ON_CHARS, OFF_CHARS, Puzzle, PuzzleError, builtin, format_state, grid_shape_of, load_puzzle, parse_state,
@@ -43,7 +43,7 @@ class LightsOutSolver:
         values = request.values
         board = values.get("board")
         board_text = _board_text(board) if board is not None else None
-        pz = _puzzle(values.get("puzzle") or PUZZLE_DEFAULT, values.get("rows"), values.get("cols"), board_text)
+        pz = _puzzle(values.get("puzzle") or PUZZLE_DEFAULT, values.get("rows"), values.get("cols"), board_text, board)
         if board_text is None:
             if pz.start is None:
                 raise PuzzleError(
@@ -52,7 +52,8 @@ class LightsOutSolver:
                 )
             state = pz.start
         else:
-            state = parse_state(board_text, pz)
+            with naming(board):
+                state = parse_state(board_text, pz)
         result = solver_for(pz).solve(state, pz.goal)
         picture = None
         if request.png is not None:
@@ -80,30 +81,42 @@ def _board_text(board: str) -> str:
     return board
 
 
-def _puzzle(name: str, rows: int | None, cols: int | None, board_text: str | None) -> Puzzle:
+def _puzzle(name: str, rows: int | None, cols: int | None, board_text: str | None, board: str | None) -> Puzzle:
     if name in BUILTIN:
         if name != "turtle" and rows is None and cols is None and board_text is not None:
-            shape = grid_shape_of(board_text)  # the board's own shape says how big the grid is
-            if shape is None:
-                lengths = [len(ln.replace(" ", "")) for ln in board_text.replace("/", "\n").splitlines() if ln.strip()]
-                raise PuzzleError(
-                    f"the board's rows have different lengths ({'/'.join(map(str, lengths)) or 'no rows'})",
-                    hint="give every row the same number of lights (1 = on, 0 = off)",
-                )
-            if shape[0] > 1:
-                rows, cols = shape
-            else:
-                raise PuzzleError(
-                    f"a {name} board on one line needs --rows and --cols",
-                    hint="separate rows with '/' or newlines, or pass --rows R --cols C",
-                )
+            with naming(board):
+                rows, cols = _grid_of(name, board_text)
         return builtin(name, rows, cols)
-    if not Path(name).exists():
+    if not _is_file(name):
         raise PuzzleError(
             f"--puzzle {name!r} is neither a built-in puzzle nor a file",
             hint=f"use {', '.join(BUILTIN)} or the path of a puzzle TOML file",
         )
     return load_puzzle(name, rows, cols)
+
+
+def _grid_of(name: str, board_text: str) -> tuple[int, int]:
+    """The grid a built-in puzzle's board text draws: its rows and columns."""
+    shape = grid_shape_of(board_text)  # the board's own shape says how big the grid is
+    if shape is None:
+        lengths = [len(ln.replace(" ", "")) for ln in board_text.replace("/", "\n").splitlines() if ln.strip()]
+        raise PuzzleError(
+            f"the board's rows have different lengths ({'/'.join(map(str, lengths)) or 'no rows'})",
+            hint="give every row the same number of lights (1 = on, 0 = off)",
+        )
+    if shape[0] <= 1:
+        raise PuzzleError(
+            f"a {name} board on one line needs --rows and --cols",
+            hint="separate rows with '/' or newlines, or pass --rows R --cols C",
+        )
+    return shape
+
+
+def _is_file(name: str) -> bool:
+    try:
+        return Path(name).exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL in it
+        return False
 
 
 def _as_json(result: SolveResult) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from agent.games.base import (
     Swipe,
 )
 from agent.games.match3.board import Board, Move
+from agent.games.match3.hud import MAX_STEPS
 from agent.games.match3.reader import label_types, read_board
 from agent.games.match3.rules import VARIANTS, Match3Config
 from agent.games.match3.solver import SOLVERS, Choice, Solver, make_solver
@@ -108,7 +109,8 @@ class Match3Screen:
                choices=VARIANTS, default="step"),
         Option("solver", "plan (the plan library's multi-swap plans, each verified on the board), greedy (best "
                "single swap) or random.", choices=SOLVERS, default="plan"),
-        Option("steps", "Simulated phone: steps at the start (step variant).", default=30, minimum=1, sim_only=True),
+        Option("steps", "Simulated phone: steps at the start (step variant).", default=30, minimum=1,
+               maximum=MAX_STEPS, sim_only=True),
     )  # fmt: skip
 
     def check_profile(self, profile: GameProfile) -> None:

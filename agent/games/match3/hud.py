@@ -25,6 +25,9 @@ NO_VALUE = "--"  # what the steps box shows in a variant without steps
 # ~0.99 on a clean frame and stays above 0.85 under heavy JPEG; a neighbouring
 # digit's strokes or a dash stay well below this.
 _MATCH_THRESHOLD = 0.7
+# The most steps the simulated header shows: six digits fit its box on every screen
+# size, and no game counts more moves than that.
+MAX_STEPS = 999_999
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,12 @@ def read_number(gray: np.ndarray, scale: float, thickness: int) -> int | None:
     th, tw = t.images.shape[1:]
     if gray.shape[0] < th or gray.shape[1] < tw or float(gray.std()) < 1.0:
         return None
+    # Ink at the box's sides: the number runs past its box, so any digits read here would
+    # be a cut-off part of it (twelve 9s read as ten, or a lone 0), not the number.
+    floor, peak = float(np.median(gray)), float(gray.max())
+    sides = np.concatenate([gray[:, :2], gray[:, -2:]], axis=1)
+    if float(sides.max()) > floor + 0.5 * (peak - floor):
+        return None
     scores = np.stack([cv2.matchTemplate(gray, img, cv2.TM_CCOEFF_NORMED) for img in t.images])
     scores = np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
     best = scores.max(axis=0)  # (H', W') best digit score per position
@@ -128,4 +137,6 @@ def read_hud(frame: np.ndarray, layout: "Layout") -> Hud | None:
     if score is None:
         return None
     steps = read_number(_crop_gray(frame, layout.steps_box), layout.hud_scale, layout.hud_thickness)
+    if steps is not None and steps > MAX_STEPS:
+        steps = None  # more than the game can show: a misread, not a count
     return Hud(steps=steps, score=score)

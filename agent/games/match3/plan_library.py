@@ -15,6 +15,11 @@ the plan's type and '0' anything else; `steps` are `row,col,Direction` joined by
 window coordinates: the plan's tile at (row, col) moves one cell Up, Down, Left or Right
 (swapping with what is there). Records are arrays and steps one string because that
 parses several times faster than objects, and the library loads on every `agent play`.
+
+Loading checks every record's shape (see `record_problem`: four fields of the right
+types, windows of 0 and 1 in rows of one width, steps inside the window), so a library
+the solver can use never fails later; a bad file is a PlanLibraryError naming the file
+and the first bad record. Whether each plan holds is `agent plans verify`'s job.
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ from __future__ import annotations
 import gc
 import json
 import os
+import stat
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -32,7 +40,7 @@ import numpy as np
 
 from agent.files import write_atomic
 from agent.errors import AgentError
-from agent.games.match3.board import EMPTY, Board, Move
+from agent.games.match3.board import EMPTY, MAX_SIZE, Board, Move
 
 FORMAT_VERSION = 1
 FIELDS = ("count", "target", "final", "steps")
@@ -42,6 +50,13 @@ DEFAULT_LIBRARY = Path(__file__).resolve().parents[3] / "plans" / "match3.json"
 # package does not run from the repository.
 INSTALLED_LIBRARY = Path(sys.prefix) / "share" / "puzzle-agent" / "plans" / "match3.json"
 LIBRARY_ENV = "PUZZLE_AGENT_PLANS"
+# The committed library is 5 MB; a file many times that is not a plan library, and is
+# refused before it is read into memory.
+MAX_LIBRARY_BYTES = 256 * 1024 * 1024
+# The solver's index packs a window into 57 bits of an int64 key (see PlanIndex), and a
+# window is at most a board's size (MAX_SIZE rows and columns).
+MAX_WINDOW_CELLS = 57
+MIN_COUNT = 3  # a plan ends in an elimination, of three tiles or more
 
 
 class PlanLibraryError(AgentError):
@@ -150,8 +165,12 @@ class PlanLibrary:
         return str(self.header.get("variant", "?"))
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """Counted from the records (the header's copy is checked by `verify_library`)."""
-        return count_table((int(r[0]), r[3].count(";") + 1) for r in self.records)
+        """Counted from the records (the header's copy is checked by `verify_library`);
+        records of another shape (in a library loaded unchecked) are left out."""
+        return count_table(
+            (r[0], r[3].count(";") + 1) for r in self.records
+            if isinstance(r, list) and len(r) == len(FIELDS) and type(r[0]) is int and isinstance(r[3], str)
+        )  # fmt: skip
 
     def to_json(self) -> str:
         head = {k: v for k, v in self.header.items()}
@@ -177,14 +196,45 @@ def library_path(path: Path | None = None) -> Path:
     return DEFAULT_LIBRARY
 
 
-def load_library(path: Path | None = None) -> PlanLibrary:
-    path = library_path(path)
+def _from_env(path: Path) -> bool:
+    env = os.environ.get(LIBRARY_ENV)
+    return env is not None and env != "" and Path(env) == path
+
+
+def _read(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise PlanLibraryError(f"{path} is a folder, not a plan library file")
+        if st.st_size > MAX_LIBRARY_BYTES:
+            raise PlanLibraryError(f"{path}: {st.st_size} bytes is not a plan library "
+                                   f"(at most {MAX_LIBRARY_BYTES // (1024 * 1024)} MiB)")  # fmt: skip
+        with open(path, "rb") as f:  # a pipe is read too, up to the limit
+            raw = f.read(MAX_LIBRARY_BYTES + 1)
     except FileNotFoundError:
+        if _from_env(path):
+            raise PlanLibraryError(
+                f"{LIBRARY_ENV} names {path}, which does not exist",
+                hint=f"point {LIBRARY_ENV} at a plan library, unset it to use the default, "
+                f"or write one there with `agent plans build --out {path}`",
+            ) from None
         raise PlanLibraryError(f"no plan library at {path}") from None
     except OSError as exc:
-        raise PlanLibraryError(f"cannot read the plan library {path}: {exc.strerror}") from None
+        raise PlanLibraryError(f"cannot read the plan library {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_LIBRARY_BYTES:
+        raise PlanLibraryError(f"{path}: more than {MAX_LIBRARY_BYTES // (1024 * 1024)} MiB is not a plan library")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlanLibraryError(f"{path} is not UTF-8 text (byte {exc.start}), so not a plan library") from None
+
+
+def load_library(path: Path | None = None, check: bool = True) -> PlanLibrary:
+    """The library at `path` (default: `library_path()`). With `check`, every record's
+    shape is checked and an empty library refused, so the solver can use what it gets;
+    `agent plans verify` loads without, to report every bad record."""
+    path = library_path(path)
+    text = _read(path)
     # The parse allocates some 200,000 small objects; the cyclic collector would walk them
     # all several times meanwhile (it nearly doubles the load time) and none can be garbage.
     gc.disable()
@@ -192,6 +242,10 @@ def load_library(path: Path | None = None) -> PlanLibrary:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PlanLibraryError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise PlanLibraryError(f"{path} is not a plan library: {exc}") from None
+    except RecursionError:  # json nests by recursion: a few thousand [ or { deep
+        raise PlanLibraryError(f"{path} is not a plan library: arrays or objects nested too deeply") from None
     finally:
         gc.enable()
     if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
@@ -200,7 +254,133 @@ def load_library(path: Path | None = None) -> PlanLibrary:
     if data.get("fields") != list(FIELDS) or not isinstance(data.get("plans"), list):
         raise PlanLibraryError(f"{path} does not hold plans as {list(FIELDS)}")
     records = data.pop("plans")
+    if check:
+        if not records:
+            raise PlanLibraryError(f"{path} holds no plans")
+        if not _records_valid(records):
+            bad = next(((i, p) for i, p in enumerate(map(record_problem, records)) if p is not None), None)
+            if bad is not None:  # (None would be the fast check disagreeing: record_problem decides)
+                raise PlanLibraryError(f"{path}: plan {bad[0] + 1} is unreadable: {bad[1]}")
     return PlanLibrary(data, records)
+
+
+# -- record shapes ---------------------------------------------------------------------------
+
+
+@cache
+def _valid_steps(height: int, width: int) -> frozenset[str]:
+    """Every step text that stays inside a height x width window."""
+    return frozenset(
+        f"{r},{c},{d}" for r in range(height) for c in range(width)
+        for d, (dr, dc) in DIRECTIONS.items() if 0 <= r + dr < height and 0 <= c + dc < width
+    )  # fmt: skip
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, (list, dict, str, int, float, bool, type(None))) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _window_shape(text: str) -> tuple[int, int] | None:
+    """(height, width) of rows of 0 and 1 joined by '/', all of one width; None otherwise."""
+    if not text or text.strip("01/") or "//" in text or text[0] == "/" or text[-1] == "/":
+        return None
+    h = text.count("/") + 1
+    w = text.find("/")
+    w = len(text) if w < 0 else w
+    if len(text) != h * (w + 1) - 1 or text[w :: w + 1] != "/" * (h - 1):
+        return None
+    return h, w
+
+
+def record_problem(rec: Any) -> str | None:
+    """What makes `rec` no record the solver can use, or None. This is the definition;
+    `_records_valid` is the same check over the whole library at once."""
+    if not isinstance(rec, list) or len(rec) != len(FIELDS):
+        return f"expected [count, target, final, steps], got {_shown(rec)}"
+    count, target, final, steps = rec
+    if not isinstance(target, str) or (shape := _window_shape(target)) is None:
+        return f"target {_shown(target)} is not rows of 0 and 1 of one width, joined by '/'"
+    h, w = shape
+    if h * w > MAX_WINDOW_CELLS or h > MAX_SIZE or w > MAX_SIZE:
+        return f"the {h}x{w} window is bigger than {MAX_WINDOW_CELLS} cells or {MAX_SIZE} rows or columns"
+    if not isinstance(final, str) or _window_shape(final) != shape:
+        return f"final {_shown(final)} is not a {h}x{w} window of 0 and 1 like the target"
+    if type(count) is not int or not MIN_COUNT <= count <= h * w:
+        return f"count {_shown(count)} is not a whole number {MIN_COUNT}..{h * w} (the {h}x{w} window's cells)"
+    if not isinstance(steps, str):
+        return f"steps {_shown(steps)} is not a string of row,col,Direction joined by ';'"
+    valid = _valid_steps(h, w)
+    for n, step in enumerate(steps.split(";"), 1):
+        if step not in valid:
+            try:
+                PlanStep.parse(step)
+            except ValueError:
+                return f"step {n} {_shown(step)} is not row,col,Direction (Up, Down, Left or Right)"
+            return f"step {n} ({step}) leaves the {h}x{w} window"
+    return None
+
+
+_WINDOW_BYTES = np.zeros(256, dtype=bool)
+_WINDOW_BYTES[list(b"01/\n")] = True
+_SLASH, _NEWLINE = ord("/"), ord("\n")
+
+
+def _records_valid(records: list[Any]) -> bool:
+    """Whether every record passes `record_problem`, checked column by column with numpy
+    and set operations: a record at a time takes longer than the JSON parse itself, on
+    every `agent play`. False says only that some record fails: `record_problem` says
+    which and why."""
+    n = len(records)
+    if n == 0:
+        return True
+    if set(map(type, records)) != {list} or set(map(len, records)) != {len(FIELDS)}:
+        return False
+    # (comprehensions: zip(*records) is several times slower with 50,000 arguments)
+    counts, targets, finals, steps = ([r[k] for r in records] for k in range(len(FIELDS)))
+    if set(map(type, counts)) != {int} or not all(set(map(type, col)) == {str} for col in (targets, finals, steps)):
+        return False
+    if list(map(len, targets)) != list(map(len, finals)):
+        return False
+    try:
+        t = np.frombuffer("\n".join(targets).encode("ascii"), dtype=np.uint8)
+        f = np.frombuffer("\n".join(finals).encode("ascii"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        return False
+    # Targets and finals are joined by newlines at the same places (equal lengths), so
+    # their '/' must fall at the same places too for equal shapes.
+    if not (_WINDOW_BYTES[t].all() and _WINDOW_BYTES[f].all() and np.array_equal(t == _SLASH, f == _SLASH)):
+        return False
+    if (f == _NEWLINE).sum() != n - 1 or (t == _NEWLINE).sum() != n - 1:  # a newline inside a window
+        return False
+    # Row lengths: the runs between separators, each record's first run its width.
+    sep = np.flatnonzero(t < ord("0"))
+    runs = np.diff(np.concatenate(([-1], sep, [t.size]))) - 1
+    ends = np.concatenate((t[sep] == _NEWLINE, [True]))  # the run ends its record
+    record = np.concatenate(([0], np.cumsum(ends)[:-1]))
+    height = np.bincount(record, minlength=n)
+    width = runs[np.concatenate(([0], np.flatnonzero(ends)[:-1] + 1))]
+    if not (runs > 0).all() or not np.array_equal(runs, width[record]):
+        return False
+    cells = height * width
+    if (cells > MAX_WINDOW_CELLS).any() or height.max() > MAX_SIZE or width.max() > MAX_SIZE:
+        return False
+    try:
+        c = np.fromiter(counts, dtype=np.int64, count=n)
+    except OverflowError:
+        return False
+    if not ((c >= MIN_COUNT) & (c <= cells)).all():
+        return False
+    # Steps: all records of one window shape at once, against that shape's valid steps.
+    shapes, which = np.unique(height * 64 + width, return_inverse=True)
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(shapes.size + 1))
+    for k, code in enumerate(shapes.tolist()):
+        members = order[bounds[k] : bounds[k + 1]].tolist()
+        group = itemgetter(*members)(steps) if len(members) > 1 else (steps[members[0]],)
+        if not _valid_steps(code // 64, code % 64).issuperset(";".join(group).split(";")):
+            return False
+    return True
 
 
 # -- verification ---------------------------------------------------------------------------
@@ -273,12 +453,14 @@ class Failure:
 def verify_library(library: PlanLibrary) -> Iterator[Failure]:
     """Every plan that does not hold, duplicates, and a header that disagrees."""
     seen: set[tuple[str, str]] = set()
+    if not library.records:
+        yield Failure(-1, None, "the library holds no plans")
     for i, rec in enumerate(library.records):
-        try:
-            plan = Plan.from_record(rec)
-        except (ValueError, TypeError) as exc:
-            yield Failure(i, None, f"unreadable record {rec!r}: {exc}")
+        unreadable = record_problem(rec)
+        if unreadable is not None:
+            yield Failure(i, None, f"unreadable record: {unreadable}")
             continue
+        plan = Plan.from_record(rec)
         problem = verify_plan(plan)
         if problem is None and (plan.target, plan.final) in seen:
             problem = "the same target and final appear twice"

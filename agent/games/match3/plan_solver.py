@@ -299,14 +299,19 @@ _INDEX_CACHE: dict[str, "PlanIndex"] = {}
 
 
 def default_library() -> PlanLibrary:
-    """The library at the default path (or PUZZLE_AGENT_PLANS); when there is none (an
-    installed package without the repository's plans/), the same library built in memory."""
+    """The library PUZZLE_AGENT_PLANS names, else the one at the default path; when there
+    is none there (an installed package without the repository's plans/), the same library
+    built in memory. What PUZZLE_AGENT_PLANS names is never replaced: missing or bad, it is
+    a PlanLibraryError (the user asked for that file)."""
     if "default" not in _LIBRARY_CACHE:
-        try:
-            lib = load_library()
-        except PlanLibraryError as exc:
-            if "no plan library" not in str(exc):
-                raise
+        import os
+
+        from agent.games.match3.plan_library import LIBRARY_ENV, library_path
+
+        path = library_path()
+        if os.environ.get(LIBRARY_ENV) or path.exists():
+            lib = load_library(path)
+        else:
             from agent.games.match3.plans import COMPLETE, build_plans
 
             lib, _ = build_plans(COMPLETE)

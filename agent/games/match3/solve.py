@@ -5,7 +5,7 @@
 The board is the notation of `agent.games.match3.board` (one line per row, A-H, '.' for
 empty). A file may hold several boards separated by blank lines; each is solved (with
 --json: one JSON object per line). A line `# levels A=1 C=2` before a board gives tile
-types a level (the gain objective's 3^level); other `#` lines are comments. The objective
+types a level 0..20 (the gain objective's 3^level); other `#` lines are comments. The objective
 defaults to `gain`; `points` is the classic game's scoring, where only single swaps are
 legal. Every plan shown was replayed on the whole board with the rules engine.
 
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 _LEVELS = re.compile(r"^#\s*levels?\s*:?\s*(.*)$", re.IGNORECASE)
 _LEVEL = re.compile(r"^([A-Ha-h])\s*=\s*(\d+)$")
+# A group of n tiles gains (n - 3) * 3**level steps, summed over a decision's cascades in
+# int64: 3**20 leaves room for every tile of the biggest board in a hundred cascades
+# (3**40 alone is past int64).
+MAX_LEVEL = 20
 TOP_DEFAULT = 2
 OBJECTIVE_DEFAULT = "gain"
 
@@ -67,7 +71,10 @@ class Match3Solver:
         if png is not None and png.suffix.lower() != ".png":
             raise UsageError("--png", f"{png} should end in .png")
 
-        problems = parse_boards(read_board_text(board))
+        try:
+            problems = parse_boards(read_board_text(board))
+        except NotationError as exc:  # say which file: a batch of boards may come from several
+            raise NotationError(f"{'stdin' if board == '-' else board}: {exc}", hint=exc.hint) from None
         if png is not None and len(problems) > 1:
             raise UsageError("--png", f"--png draws one board; the input holds {len(problems)}")
         solver = PlanSolver(objective=objective)
@@ -106,7 +113,12 @@ def parse_boards(text: str) -> list[tuple[Board, tuple[int, ...]]]:
                     if not lv:
                         raise NotationError(f"board {len(out) + 1}: {item!r} is not a level like A=1",
                                             hint="write levels as `# levels A=1 C=2`")  # fmt: skip
-                    levels[LETTERS.index(lv.group(1).upper())] = int(lv.group(2))
+                    digits = lv.group(2).lstrip("0") or "0"
+                    if len(digits) > 2 or int(digits) > MAX_LEVEL:  # (int() refuses 4300 digits and more)
+                        shown = digits if len(digits) <= 12 else f"{digits[:12]}..."
+                        raise NotationError(f"board {len(out) + 1}: level {lv.group(1)}={shown} is above {MAX_LEVEL}",
+                                            hint=f"levels are 0..{MAX_LEVEL}: `# levels A=1 C=2`")  # fmt: skip
+                    levels[LETTERS.index(lv.group(1).upper())] = int(digits)
             elif line and not line.startswith("#"):
                 rows.append(line)
         if not rows:

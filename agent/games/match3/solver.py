@@ -97,7 +97,9 @@ def make_solver(name: str, seed: int = 0) -> Solver:
     if name == "plan":
         from agent.games.match3.plan_solver import PlanSolver  # loads the plan library
 
-        return PlanSolver()
+        solver = PlanSolver()
+        _ = solver.index  # the library is read (and refused, if broken) now, before any journal opens
+        return solver
     if name == "greedy":
         return GreedySolver()
     if name == "random":

@@ -5,10 +5,10 @@
 talk to it as to a phone. Modules: `wire` (message framing), `transport` (one adb
 server's connection: handshake, streams), `streams` (flow control, shell v1/v2 and
 exec services), `shell` (the commands), `screen` (screencap bytes, cached per frame),
-`server` (the listener).
+`server` (the listener, and the `Limits` on what hosts may hold).
 """
 
-from agent.simphone.adbd.server import DEFAULT_FEATURES, AdbdServer
+from agent.simphone.adbd.server import DEFAULT_FEATURES, AdbdServer, Limits
 from agent.simphone.adbd.shell import FakeShell, PhoneFacts
 
-__all__ = ["AdbdServer", "DEFAULT_FEATURES", "FakeShell", "PhoneFacts"]
+__all__ = ["AdbdServer", "DEFAULT_FEATURES", "FakeShell", "Limits", "PhoneFacts"]

@@ -3,12 +3,20 @@
 The real adb server connects to it after `adb connect 127.0.0.1:PORT` and then talks to
 it exactly as to a phone with wireless debugging on: adbutils, the adb CLI and the
 agent's AdbDevice all go through it unchanged.
+
+What a host can hold is bounded (`Limits`): connections at once (extra ones are closed
+at once), streams per connection, how long a connection may take to say CNXN, and how
+long one message may take to arrive. An adb server that did the handshake may keep its
+connection open and silent between commands for minutes, as it does with a real phone,
+so by default such a connection has no idle limit: the connection cap bounds them.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -23,6 +31,34 @@ from agent.device.base import Device
 DEFAULT_FEATURES = ("shell_v2", "cmd")
 # How often the accept loop looks at the stop flag.
 _ACCEPT_POLL_S = 0.25
+_BACKLOG = 64
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one served phone lets its hosts hold."""
+
+    # A phone has one adb server connected, a few while servers are restarted or tests
+    # run in parallel; beyond that it is a flood.
+    max_connections: int = 16
+    # adb runs one stream per command; a farm worker has one or two open at a time.
+    max_streams: int = 64
+    # An adb server sends CNXN the moment it connects.
+    handshake_timeout_s: float = 10.0
+    # Once a message's first byte is in, the rest: even a slow network moves 1 MiB in it.
+    stall_timeout_s: float = 20.0
+    # Silence allowed between messages after the handshake; None: any (what adb needs).
+    idle_timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_connections", "max_streams"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)!r}")
+        for name in ("handshake_timeout_s", "stall_timeout_s", "idle_timeout_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
 
 
 class AdbdServer:
@@ -31,7 +67,7 @@ class AdbdServer:
 
     `unauthorized` makes the phone refuse every key, as a phone whose user never
     accepted the prompt does; `freeze()` makes it stop answering (a hung phone) until
-    `thaw()`.
+    `thaw()`. `limits` bounds what hosts may hold (see Limits).
     """
 
     def __init__(
@@ -43,8 +79,10 @@ class AdbdServer:
         unauthorized: bool = False,
         features: tuple[str, ...] = DEFAULT_FEATURES,
         on_event: Callable[[str], None] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.phone = phone
+        self.limits = limits or Limits()
         self.facts = facts or _facts_for(phone)
         self.unauthorized = unauthorized
         self.frozen = False
@@ -64,6 +102,8 @@ class AdbdServer:
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._accept_thread: threading.Thread | None = None
+        self.refused = 0  # connections closed because max_connections were open
+        self._refusing = False
 
     # ----- life cycle
 
@@ -74,7 +114,7 @@ class AdbdServer:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             listener.bind((self._host, self._port))
-            listener.listen(8)
+            listener.listen(_BACKLOG)
         except OSError:
             listener.close()
             raise
@@ -146,6 +186,23 @@ class AdbdServer:
 
     # ----- internals
 
+    def _admit(self, sock: socket.socket) -> bool:
+        """False (and the socket closed) when max_connections are already open; said
+        once per flood, not once per connection."""
+        with self._lock:
+            full = len(self._transports) >= self.limits.max_connections
+            first = full and not self._refusing
+            self._refusing = full
+            if full:
+                self.refused += 1
+        if full:
+            _closed_at_once(sock)
+        if first:
+            what = f"{self.limits.max_connections} connections are open: refusing more until one closes"
+            log.warning("%s: %s", self.address, what)
+            self.note(what)
+        return not full
+
     def _grab(self) -> np.ndarray:
         with self.lock:
             return self.phone.screencap()
@@ -161,6 +218,8 @@ class AdbdServer:
                     continue
                 except OSError:
                     return
+                if not self._admit(sock):
+                    continue
                 sock.settimeout(None)
                 # Headers are small writes between big ones: never let Nagle hold them back.
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -170,6 +229,14 @@ class AdbdServer:
                 threading.Thread(target=transport.run, name=f"adbd-{self._port}-conn", daemon=True).start()
         finally:
             listener.close()
+
+
+def _closed_at_once(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
 
 
 def _facts_for(phone: Device) -> PhoneFacts:

@@ -8,17 +8,20 @@ coalesced so a big reply goes out in full-size packets (4 KiB packets made a raw
 
 from __future__ import annotations
 
+import logging
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.simphone.adbd.shell import STDERR, FakeShell
+from agent.simphone.adbd.shell import STDERR, FakeShell, encode
 from agent.simphone.adbd.wire import A_CLSE, A_WRTE
 
 if TYPE_CHECKING:
     from agent.simphone.adbd.transport import Transport
 
+log = logging.getLogger(__name__)
 # Shell protocol v2 packet ids.
 V2_STDIN, V2_STDOUT, V2_STDERR, V2_EXIT, V2_CLOSE_STDIN, V2_WINDOW_SIZE = range(6)
 _V2_HEADER = struct.Struct("<BI")
@@ -55,6 +58,18 @@ class Stream:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+    def pause(self, seconds: float) -> None:
+        """Wait `seconds` (a swipe holding the finger down); raises StreamClosed as soon as
+        the host closes the stream or the connection goes, so no worker outlives its host."""
+        until = time.monotonic() + seconds
+        with self._cond:
+            while not self._closed:
+                left = until - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
+        raise StreamClosed()
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data).cast("B")
@@ -141,7 +156,14 @@ def run_service(service: Service, stream: Stream, shell: FakeShell) -> None:
             stream.write(data)  # shell v1 and exec merge stdout and stderr, as adbd's raw mode does
 
     if service.command.strip():
-        status = shell.run(service.command, out)
+        try:
+            status = shell.run(service.command, out, pause=stream.pause)
+        except (StreamClosed, OSError):
+            raise  # the host went away: nobody to answer
+        except Exception as exc:  # a bug in a command: say so, as a crashing phone tool would
+            log.exception("command %r failed", service.command[:200])
+            out(STDERR, encode(f"{service.command.split(' ', 1)[0][:100]}: the simulated phone failed: {exc!r}\n"))
+            status = 1
     else:
         out(STDERR, b"the simulated phone has no interactive shell: give a command, e.g. `adb shell getprop`\n")
         status = 1
