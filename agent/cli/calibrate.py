@@ -52,8 +52,12 @@ def _capture(serial: Optional[str], sim: bool, image: Optional[Path], seed: int,
         return phone.screencap(), phone.model, None, f"the simulated {game} phone ({size}, seed {seed})"
     from agent.device.adb import AdbDevice, select_serial
 
+    from agent.device.clock import RealClock
+    from agent.vision.settle import still_screen
+
     device = AdbDevice(select_serial(serial))
-    return device.screencap(), device.model, device.density, f"{device.model} ({device.serial})"
+    frame = still_screen(device.screencap, RealClock(), device.serial)  # never learn a board in motion
+    return frame, device.model, device.density, f"{device.model} ({device.serial})"
 
 
 def _interactive() -> bool:
@@ -129,7 +133,7 @@ def calibrate(
     overlay_path = save_png(picture, overlay or path.with_name(f"{path.stem}.{game}.png"))
 
     if as_json:
-        print(json.dumps(reading_json(cal.reading, b.bbox)))
+        print(json.dumps(reading_json(cal.reading, b.bbox, cal.profile)))
         err_console.print(f"wrote {saved} and {overlay_path}", highlight=False)
         return
     t = Table(title=f"calibrated {game} on {where}", show_header=False, title_justify="left")
@@ -138,6 +142,11 @@ def calibrate(
     t.add_row("board", f"{b.rows} rows x {b.cols} cols at {list(b.bbox)} (cell {b.pitch[0]:.1f} x {b.pitch[1]:.1f} px)")
     counts = ", ".join(f"{k} {v}" for k, v in cal.counts.items())
     t.add_row("classes", f"{len(cal.clustering.classes)}: {counts}")
+    legend = "; ".join(
+        f"{k.letter} = {' '.join(k.classes)} (#{k.bgr[2]:02x}{k.bgr[1]:02x}{k.bgr[0]:02x}{', grey' if k.achromatic else ''}, {k.cells})"
+        for k in cal.kinds.kinds
+    )
+    t.add_row("colour kinds", f"{len(cal.kinds.kinds)}: {legend}")
     low = cal.low_confidence
     t.add_row("confidence", f"lowest {cal.reading.min_confidence:.2f}; " + (f"{len(low)} cells below {LOW_CONFIDENCE}: {low}" if low else "every cell clear"))
     t.add_row("time", f"{cal.seconds:.2f} s")
@@ -208,7 +217,7 @@ def read(
         save_png(draw_overlay(frame, gp.board_bbox, reading.labels, reading.confidence, LOW_CONFIDENCE), overlay)
     swapped_better = reading.unknown_count > 0 and gp.read(np.ascontiguousarray(frame[..., ::-1])).unknown_count < reading.unknown_count
     if as_json:
-        print(json.dumps(reading_json(reading, gp.board_bbox)))
+        print(json.dumps(reading_json(reading, gp.board_bbox, gp)))
         if swapped_better:
             err_console.print("note: the image reads better with red and blue swapped: was it saved as RGB?")
         _exit_if_unread(reading.unknown_count)

@@ -26,6 +26,7 @@ from typing import Any
 
 from agent import signals
 from agent.errors import AgentError, ProfileError
+from agent.vision.settle import still_screen
 
 
 @dataclass(frozen=True)
@@ -159,30 +160,9 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip
 
 
-# A screen counts as still when two frames this far apart differ by less than this (mean
-# absolute difference, 0-255): calibrating on a board in motion would learn half-drawn tiles.
-STILL_GAP_S = 0.25
-STILL_DIFF = 1.0
-STILL_TIMEOUT_S = 10.0
-
-
 def still_frame(device: Any, clock: Any) -> Any:
-    """A frame of a screen that has stopped moving, or an error after STILL_TIMEOUT_S."""
-    import numpy as np
-
-    frame = device.screencap()
-    waited = 0.0
-    while waited < STILL_TIMEOUT_S:
-        clock.sleep(STILL_GAP_S)
-        waited += STILL_GAP_S
-        nxt = device.screencap()
-        if nxt.shape == frame.shape and float(np.mean(np.abs(nxt.astype(np.int16) - frame.astype(np.int16)))) < STILL_DIFF:
-            return nxt
-        frame = nxt
-    raise ProfileError(
-        f"{device.serial}: the screen kept moving for {STILL_TIMEOUT_S:.0f} s, so it was not calibrated",
-        hint=f"let the game settle, or run `agent calibrate --serial {device.serial}` and check the overlay",
-    )
+    """A frame of the device's screen once it has stopped moving (see `still_screen`)."""
+    return still_screen(device.screencap, clock, device.serial)
 
 
 def calibrate_device(device: Any, game: str, profiles: Path, clock: Any) -> Path:

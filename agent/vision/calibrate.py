@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
+import cv2
 import numpy as np
 
 from agent.vision.classify import EMPTY_LABEL, Reading, classify, exemplars_from_labels
 from agent.vision.cluster import Clustering, centre_contrast, cluster_cells, symmetric_distances
-from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, board_lab, cell_layout, features_from_lab
+from agent.vision.features import (
+    DEFAULT_INSET, DEFAULT_PATCH, board_lab, cell_layout, features_from_lab, stat_weight,
+)  # fmt: skip
+from agent.vision.kinds import KindMap, kinds_of
 from agent.vision.locate import BoardFind, NoBoardError, find_boards
 from agent.vision.profile import GameProfile
 from agent.vision.settle import SettleSettings
@@ -46,6 +50,7 @@ class Calibration:
     profile: GameProfile
     seconds: float
     counts: dict[str, int] = field(default_factory=dict)
+    kinds: KindMap = field(default_factory=lambda: KindMap({}))  # class -> colour kind, see agent.vision.kinds
 
     @property
     def labels(self) -> list[list[str]]:
@@ -123,29 +128,66 @@ def calibrate_frame(
             hint="calibrate on a screen where the board shows its tiles, with no dialog over it",
         )
     labels = clustering.labels
+    kinds = kinds_of(labels, (cells.lab, swapped.lab), cells.margin)
     exemplars = exemplars_from_labels(feats, labels, per_label=EXEMPLARS_PER_CLASS, per_empty=EXEMPLARS_PER_EMPTY)
     h, w = frame.shape[:2]
     profile = GameProfile.from_bbox(
         game, board.rows, board.cols, board.bbox, w, h, exemplars,
         swipe_ms=swipe_ms, settle=settle or SettleSettings(), min_confidence=min_confidence, source=CALIBRATED,
+        kinds=kinds.of_class,
     )  # fmt: skip
     reading = classify(feats, board.rows, board.cols, profile.exemplars, profile.min_confidence, profile.max_distance)
     counts: dict[str, int] = {}
     for row in labels:
         for v in row:
             counts[v] = counts.get(v, 0) + 1
-    return Calibration(board, clustering, reading, profile, time.perf_counter() - start, dict(sorted(counts.items())))
+    return Calibration(board, clustering, reading, profile, time.perf_counter() - start, dict(sorted(counts.items())),
+                       kinds)  # fmt: skip
 
 
-def reading_json(reading: Reading, bbox: tuple[int, int, int, int]) -> dict[str, Any]:
-    """The JSON shape `agent calibrate --json` and `agent read --json` print."""
-    return {
+def kind_labels(calibration: Calibration, labels: Sequence[Sequence[str]] | None = None) -> list[list[str]]:
+    """The calibration frame read back as colour kinds: the same letter for a tile and
+    every lit, shaded or special variant of its colour ("." empty, "?" unknown).
+    `labels` are the class labels to map (default: the frame as its profile reads it
+    back, `calibration.reading.labels`; `calibration.labels` gives the clustering's)."""
+    return calibration.kinds.grid(calibration.reading.labels if labels is None else labels)
+
+
+def class_colours(profile: GameProfile) -> dict[str, str]:
+    """A colour per tile class, as "#rrggbb", for legends: the mean colour of its first
+    exemplar (calibration puts the class's most typical cell first), slot and all."""
+    p = profile.patch
+    at = 3 * p * p  # the mean Lab block, see agent.vision.features
+    out: dict[str, str] = {}
+    for e in profile.exemplars:
+        if e.label in out or e.label == EMPTY_LABEL:
+            continue
+        lab = np.asarray(e.features[at : at + 3], np.float32) / np.float32(stat_weight(p))
+        b, g, r = (cv2.cvtColor(lab.reshape(1, 1, 3), cv2.COLOR_Lab2BGR).reshape(3) * 255.0).clip(0, 255).round()
+        out[e.label] = f"#{int(r):02x}{int(g):02x}{int(b):02x}"
+    return out
+
+
+def reading_json(
+    reading: Reading, bbox: tuple[int, int, int, int], profile: GameProfile | None = None
+) -> dict[str, Any]:
+    """The JSON shape `agent calibrate --json` and `agent read --json` print. With the
+    profile that read it, also `kinds` (the cells as colour kinds, see
+    agent.vision.kinds) and `classes` (each tile class's letter, kind and colour)."""
+    out: dict[str, Any] = {
         "rows": reading.rows,
         "cols": reading.cols,
         "board_bbox": [int(v) for v in bbox],
         "cells": [list(row) for row in reading.labels],
         "confidence": [[round(float(v), 3) for v in row] for row in reading.confidence],
     }
+    if profile is not None:
+        out["kinds"] = profile.kind_grid(reading.labels)
+        out["classes"] = [
+            {"letter": label, "kind": profile.kind_of(label), "colour": colour}
+            for label, colour in sorted(class_colours(profile).items())
+        ]
+    return out
 
 
 __all__ = [
@@ -155,6 +197,8 @@ __all__ = [
     "LOW_CONFIDENCE",
     "calibrate_frame",
     "cell_description",
+    "class_colours",
+    "kind_labels",
     "reading_json",
     "sample_board",
 ]

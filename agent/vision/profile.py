@@ -31,6 +31,9 @@ One TOML file per phone and resolution in `device_profiles/`, named by
     [games.match3.hud]                  # optional named screen regions, as fractions
     steps = [0.1, 0.05, 0.3, 0.1]
 
+    [games.match3.classes.B]            # optional, one per tile class: its colour kind
+    kind = "A"                          # the kind's letter ("." for none); default: the class itself
+
     [[games.match3.exemplars]]          # one per exemplar
     label = "A"
     features = [52.1234, ...]
@@ -59,7 +62,7 @@ import tomli_w
 
 from agent.files import write_atomic
 from agent.errors import ProfileError
-from agent.vision.classify import Exemplar, Reading, UNKNOWN_LABEL, classify
+from agent.vision.classify import EMPTY_LABEL, Exemplar, Reading, UNKNOWN_LABEL, classify
 from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, FEATURE_VERSION, cell_features, feature_length
 from agent.vision.grid import BBox, Frac, bbox_to_frac, frac_to_bbox
 from agent.vision.settle import SettleSettings
@@ -113,6 +116,8 @@ class GameProfile:
     inset: float = DEFAULT_INSET
     patch: int = DEFAULT_PATCH
     source: str | None = None  # who made it: "calibrated", "sim-layout", or None (by hand)
+    # class label -> colour kind (agent.vision.kinds); a class not in it is its own kind
+    kinds: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # normalise container and number types so equality survives a TOML round trip
@@ -126,6 +131,7 @@ class GameProfile:
             set_(self, "max_distance", float(self.max_distance))
         set_(self, "min_confidence", float(self.min_confidence))
         set_(self, "inset", float(self.inset))
+        set_(self, "kinds", {str(k): str(v) for k, v in self.kinds.items()})
 
     @classmethod
     def from_bbox(
@@ -150,6 +156,13 @@ class GameProfile:
         return classify(
             self.features(frame), self.rows, self.cols, self.exemplars, self.min_confidence, self.max_distance
         )
+
+    def kind_of(self, label: str) -> str:
+        """The colour kind of a class label ("." and "?" are their own)."""
+        return self.kinds.get(label, label)
+
+    def kind_grid(self, labels: Sequence[Sequence[str]]) -> list[list[str]]:
+        return [[self.kind_of(v) for v in row] for row in labels]
 
     def hud_bbox(self, name: str, width: int, height: int) -> BBox:
         return frac_to_bbox(self.hud[name], width, height)
@@ -374,10 +387,11 @@ class _Checker:
         hud_t = self.table(g.get("hud", {}), f"{k}.hud")
         hud = {hk: self.fractions(hv, f"{k}.hud.{_key(hk)}") for hk, hv in hud_t.items()}
         exemplars = self.exemplars(self.get(g, k, "exemplars", f"[[{k}.exemplars]] tables"), k, patch)
+        kinds = self.kinds(g.get("classes", {}), f"{k}.classes", {e.label for e in exemplars})
         return GameProfile(
             game=name, rows=rows, cols=cols, board_bbox=bbox, board_frac=frac, exemplars=exemplars,
             feature_version=version, swipe_ms=swipe_ms, settle=settle, min_confidence=min_conf,
-            max_distance=max_dist, hud=hud, inset=inset, patch=patch, source=source,
+            max_distance=max_dist, hud=hud, inset=inset, patch=patch, source=source, kinds=kinds,
         )  # fmt: skip
 
     def settle(self, value: Any, k: str) -> SettleSettings:
@@ -390,6 +404,23 @@ class _Checker:
             still_frames=self.integer(t.get("still_frames", d.still_frames), f"{k}.still_frames", 1, 100),
             timeout_s=self.number(t.get("timeout_s", d.timeout_s), f"{k}.timeout_s", 0.0, 600.0, open_lo=True),
         )
+
+    def kinds(self, value: Any, key: str, labels: set[str]) -> dict[str, str]:
+        """[games.G.classes.X] tables: the colour kind of each tile class X."""
+        t = self.table(value, key)
+        out = {}
+        for label, entry in t.items():
+            ck = f"{key}.{_key(label)}"
+            if label not in labels or label == EMPTY_LABEL:
+                known = ", ".join(sorted(labels - {EMPTY_LABEL})) or "none"
+                raise self.fail(ck, f"no tile class {label!r} among the exemplars (they have: {known})")
+            e = self.table(entry, ck)
+            self.only(e, ck, ["kind"])
+            kind = self.get(e, ck, "kind", 'a kind letter such as "A", or "."')
+            if not isinstance(kind, str) or not (kind == EMPTY_LABEL or re.fullmatch(r"[A-Za-z]+", kind)):
+                raise self.fail(f"{ck}.kind", f'expected letters (a kind such as "A") or ".", got {_got(kind)}')
+            out[label] = kind
+        return out
 
     def exemplars(self, value: Any, k: str, patch: int) -> list[Exemplar]:
         key = f"{k}.exemplars"
@@ -425,7 +456,7 @@ class _Checker:
 
 _GAME_KEYS = [
     "rows", "cols", "board_bbox", "board_frac", "source", "feature_version", "swipe_ms", "min_confidence",
-    "max_distance", "inset", "patch", "settle", "hud", "exemplars",
+    "max_distance", "inset", "patch", "settle", "hud", "classes", "exemplars",
 ]  # fmt: skip
 
 
@@ -464,6 +495,8 @@ def _to_toml(profile: DeviceProfile) -> dict[str, Any]:
         }
         if g.hud:
             t["hud"] = {k: [float(x) for x in v] for k, v in g.hud.items()}
+        if g.kinds:
+            t["classes"] = {label: {"kind": kind} for label, kind in sorted(g.kinds.items())}
         t["exemplars"] = [
             {"label": e.label, "features": [round(float(v), 4) for v in e.features]} for e in g.exemplars
         ]

@@ -15,6 +15,7 @@ from typing import Callable, Protocol, cast
 import cv2
 import numpy as np
 
+from agent.errors import ProfileError
 from agent.vision.grid import BBox, check_bbox
 
 _DIFF_SAMPLE = 8  # pixels per cell side when comparing: enough to see a tile move
@@ -127,3 +128,40 @@ def wait_for_change(
         if float(board_diff(before, capture(), bbox, rows, cols).max()) > settings.threshold:
             return True
     return False
+
+
+# A screen counts as still when, between two frames this far apart, under STILL_SHARE of
+# its pixels changed by more than STILL_LEVELS (0-255): a board in motion changes far more
+# (calibrating on it would learn half-drawn tiles), while an idle animation (a hint's glow
+# on one tile, a clock) changes less and must not keep the screen from ever being still.
+# A mean difference would let one bright pulsing hint outweigh a still board.
+STILL_GAP_S = 0.25
+STILL_LEVELS = 32
+STILL_SHARE = 0.01
+STILL_TIMEOUT_S = 10.0
+
+
+def changed_share(a: np.ndarray, b: np.ndarray) -> float:
+    """The share of pixels that changed by more than STILL_LEVELS in any channel."""
+    diff = cv2.absdiff(a, b)
+    if diff.ndim == 3:
+        diff = diff.max(axis=2)
+    return float(np.count_nonzero(diff > STILL_LEVELS)) / max(1, diff.size)
+
+
+def still_screen(capture: Callable[[], np.ndarray], clock: Clock, name: str,
+                 timeout_s: float = STILL_TIMEOUT_S) -> np.ndarray:  # fmt: skip
+    """A frame of a screen that has stopped moving; a ProfileError after `timeout_s`."""
+    frame = capture()
+    waited = 0.0
+    while waited < timeout_s:
+        clock.sleep(STILL_GAP_S)
+        waited += STILL_GAP_S
+        nxt = capture()
+        if nxt.shape == frame.shape and changed_share(nxt, frame) < STILL_SHARE:
+            return nxt
+        frame = nxt
+    raise ProfileError(
+        f"{name}: the screen kept moving for {timeout_s:.0f} s, so it was not calibrated",
+        hint=f"let the game settle (close any dialog), then run `agent calibrate --serial {name}` again",
+    )

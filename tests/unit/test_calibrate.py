@@ -442,7 +442,7 @@ def test_calibrate_an_image_writes_profile_and_overlay(sim_png, tmp_path):
     r = runner.invoke(app, ["calibrate", "--image", str(path), "--profiles", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert set(out) == {"rows", "cols", "board_bbox", "cells", "confidence"}
+    assert set(out) == {"rows", "cols", "board_bbox", "cells", "confidence", "kinds", "classes"}
     assert (out["rows"], out["cols"]) == (8, 8)
     assert iou(out["board_bbox"], phone.layout.board_bbox) >= 0.95
     assert len(out["cells"]) == 8 and all(len(row) == 8 for row in out["cells"])
@@ -485,7 +485,7 @@ def test_read_an_image_with_the_calibrated_profile(sim_png, tmp_path):
     r = runner.invoke(app, ["read", "--image", str(shot), "--profile", str(tmp_path / "sim_720x1280.toml"), "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert set(out) == {"rows", "cols", "board_bbox", "cells", "confidence"}
+    assert set(out) == {"rows", "cols", "board_bbox", "cells", "confidence", "kinds", "classes"}
     assert partition_accuracy(out["cells"], sim_truth(other)) == 1.0
     # without --profile it is looked up by resolution in --profiles
     r = runner.invoke(app, ["read", "--image", str(shot), "--profiles", str(tmp_path), "--json"])

@@ -452,3 +452,68 @@ def test_save_profile_refuses_a_folder_named_as_the_file(tmp_path, rich):
     with pytest.raises(ProfileError, match="is a folder where this phone's profile file goes"):
         save_profile(rich, tmp_path / rich.filename)
     assert list((tmp_path / rich.filename).iterdir()) == []
+
+
+# -- colour kinds per class -------------------------------------------------------------------
+
+
+def test_class_kinds_survive_a_round_trip_and_map_labels(tmp_path):
+    device = DeviceProfile("Pixel 7", 1080, 2400, None, {"match3": make_game(kinds={"A": "A", "B": "A", "C": "C"})})
+    back = load_profile(save_profile(device, tmp_path))
+    assert back == device
+    gp = back.games["match3"]
+    assert gp.kinds == {"A": "A", "B": "A", "C": "C"}
+    assert gp.kind_grid([["A", "B", "C"], [".", "?", "B"]]) == [["A", "A", "C"], [".", "?", "A"]]
+    text = (tmp_path / device.filename).read_text()
+    assert '[games.match3.classes.B]\nkind = "A"' in text
+
+
+def test_a_profile_without_kinds_reads_each_class_as_its_own_kind(tmp_path):
+    doc = _valid_doc()
+    assert "classes" not in doc["games"]["match3"]  # profiles written before kinds existed
+    path = tmp_path / "old.toml"
+    path.write_text(tomli_w.dumps(doc))
+    gp = load_profile(path).games["match3"]
+    assert gp.kinds == {}
+    assert gp.kind_grid([["A", "B", "C", "."]]) == [["A", "B", "C", "."]]
+    assert "classes" not in dumps_profile(load_profile(path))
+
+
+BAD_KINDS = [
+    ({"B": {"kind": 1}}, 'games.match3.classes.B.kind: expected letters (a kind such as "A") or ".", got 1'),
+    ({"B": {"kind": "A1"}}, 'games.match3.classes.B.kind: expected letters (a kind such as "A") or ".", got "A1"'),
+    ({"B": {"kind": ""}}, "games.match3.classes.B.kind: expected letters"),
+    ({"B": {"kind": "?"}}, "games.match3.classes.B.kind: expected letters"),
+    ({"B": {}}, "games.match3.classes.B.kind: missing"),
+    ({"B": {"kind": "A", "role": "tile"}}, "games.match3.classes.B.role: unknown key (expected one of: kind)"),
+    ({"B": "A"}, 'games.match3.classes.B: expected a table, got "A"'),
+    ({"Z": {"kind": "A"}}, "games.match3.classes.Z: no tile class 'Z' among the exemplars (they have: A, B, C)"),
+    ({".": {"kind": "A"}}, 'games.match3.classes.".": no tile class'),
+]
+
+
+@pytest.mark.parametrize("classes,message", BAD_KINDS, ids=[m.split(":")[1].strip() for _, m in BAD_KINDS])
+def test_bad_class_kinds_are_named(tmp_path, classes, message):
+    doc = _valid_doc()
+    doc["games"]["match3"]["classes"] = classes
+    path = tmp_path / "x.toml"
+    path.write_text(tomli_w.dumps(doc))
+    with pytest.raises(ProfileError) as info:
+        load_profile(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert message in str(info.value)
+
+
+def test_a_class_may_map_to_no_kind(tmp_path):
+    doc = _valid_doc()
+    doc["games"]["match3"]["classes"] = {"C": {"kind": "."}}
+    path = tmp_path / "x.toml"
+    path.write_text(tomli_w.dumps(doc))
+    assert load_profile(path).games["match3"].kind_grid([["C", "A"]]) == [[".", "A"]]
+
+
+def test_a_profile_with_kinds_of_unknown_classes_is_not_saved(tmp_path):
+    device = DeviceProfile("Pixel 7", 1080, 2400, None, {"match3": make_game(kinds={"Q": "A"})})
+    with pytest.raises(ProfileError, match="classes.Q: no tile class"):
+        save_profile(device, tmp_path)
+    assert not list(tmp_path.iterdir())

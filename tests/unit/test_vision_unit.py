@@ -702,3 +702,118 @@ def test_a_huge_file_is_refused_unread_and_a_pipe_is_read(tmp_path):
     writer.start()
     assert read_image(pipe).shape == (12, 9, 3)  # as `--image <(adb exec-out screencap -p)`
     writer.join()
+
+
+# -- scoring against labelled shots (agent.vision.scoring) ---------------------------------
+
+
+def test_scoring_leaves_the_labels_unsure_cells_out_and_never_credits_an_unknown_read():
+    from agent.vision.scoring import CellScore, cell_score
+
+    truth = [["R", "G", "?"], ["R", "G", "B"]]
+    assert cell_score([["A", "B", "A"], ["A", "B", "C"]], truth) == CellScore(5, 5)  # the "?" cell is not scored
+    assert cell_score([["A", "?", "C"], ["A", "B", "C"]], truth) == CellScore(4, 5)  # a "?" read is wrong
+    assert cell_score([["A", "B", "C"], ["D", "B", "E"]], truth) == CellScore(4, 5)  # red split: the smaller part lost
+    assert cell_score([["A", "A", "C"], ["A", "A", "E"]], truth) == CellScore(3, 5)  # red and green merged
+    assert cell_score([["?"]], [["?"]]).share == 1.0  # nothing scored, nothing wrong
+    assert CellScore(3, 4) + CellScore(1, 4) == CellScore(4, 8)
+    with pytest.raises(ValueError, match="grids differ"):
+        cell_score([["A", "B"]], [["R"], ["G"]])
+
+
+def test_box_overlap():
+    from agent.vision.scoring import iou
+
+    assert iou([0, 0, 10, 10], [0, 0, 10, 10]) == 1.0
+    assert iou([0, 0, 10, 10], [10, 0, 20, 10]) == 0.0
+    assert iou([0, 0, 10, 10], [5, 0, 15, 10]) == pytest.approx(50 / 150)
+    assert iou([0, 0, 0, 0], [0, 0, 0, 0]) == 0.0
+
+
+def _write_bbb(folder, name: str, labels: list[list[str]], image: np.ndarray | None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.dat").write_text("\n".join(" ".join(row) for row in labels) + "\n")
+    if image is not None:
+        cv2.imwrite(str(folder / f"{name}.png"), image)
+
+
+def test_the_labelled_sets_are_read_and_a_broken_label_is_named(tmp_path):
+    import json
+
+    from agent.vision.scoring import LabelsError, bbb_shots, labelled_shots, six_shots
+
+    assert labelled_shots(tmp_path) == []  # no folder: no shots, no error
+    labels = random_labels(3, alphabet="ABCDEFG")
+    labels[0][0] = "?"
+    bbb = tmp_path / "realshots" / "bbb"
+    _write_bbb(bbb, "snapshot_1", labels, np.zeros((320, 320, 3), np.uint8))
+    (shot,) = bbb_shots(tmp_path)
+    assert (shot.set, shot.name, shot.rows, shot.cols, shot.bbox) == ("bbb", "bbb/snapshot_1", 8, 8, (0, 0, 320, 320))
+    assert shot.cells == labels and shot.classes == 7
+    _write_bbb(bbb, "snapshot_2", labels[:7], np.zeros((320, 320, 3), np.uint8))
+    with pytest.raises(LabelsError, match=r"snapshot_2\.dat: 7 rows of \[8\] cells, expected 8 rows of 8"):
+        bbb_shots(tmp_path)
+    _write_bbb(bbb, "snapshot_2", labels, None)
+    (bbb / "snapshot_2.png").unlink()
+    with pytest.raises(LabelsError, match="no image snapshot_2.png"):
+        bbb_shots(tmp_path)
+    (tmp_path / "realshots" / "labels.json").write_text(json.dumps([{"game": "x"}]))
+    with pytest.raises(LabelsError, match="labels.json: not a list of labelled shots"):
+        six_shots(tmp_path)
+
+
+def test_the_accuracy_bench_scores_each_shot_and_marks_the_targets(tmp_path):
+    import json
+
+    from agent.games.match3.vision_bench import bench_realshots
+    from agent.vision.scoring import labelled_shots
+
+    labels = random_labels(3, alphabet="ABCDEFG")
+    _write_bbb(tmp_path / "realshots" / "bbb", "snapshot_1", labels, render(labels, bbox=(0, 0, 320, 320), size=(320, 320)))
+    board = tmp_path / "realshots" / "board"
+    board.mkdir()
+    cv2.imwrite(str(board / "board.png"), render(labels, bbox=(20, 60, 340, 380), size=(360, 440)))
+    (tmp_path / "realshots" / "blank").mkdir()
+    cv2.imwrite(str(tmp_path / "realshots" / "blank" / "blank.png"), np.full((440, 360, 3), 40, np.uint8))
+    item = {"game": "board", "file": "board.png", "width": 360, "height": 440, "rows": 8, "cols": 8,
+            "board_bbox": [20, 60, 340, 380], "cells": labels}
+    blank = {**item, "game": "blank", "file": "blank.png"}
+    (tmp_path / "realshots" / "labels.json").write_text(json.dumps([item, blank]))
+    seen = []
+    report = bench_realshots(labelled_shots(tmp_path), progress=lambda what, done, total: seen.append((done, total)))
+    assert seen[0] == (0, 3) and seen[-1] == (3, 3)
+    good, refused, crop = report.shots
+    assert good.grid_exact and good.iou > 0.98 and good.cells.share == 1.0 and good.classes == good.label_classes == 7
+    assert crop.name == "bbb/snapshot_1" and crop.grid_exact and crop.cells.share == 1.0 and crop.screen == (320, 320)
+    assert refused.grid is None and refused.refused and not refused.grid_exact
+    assert refused.cells.right == 0 and refused.cells.scored == 64
+    assert report.grids_exact == 2 and report.min_iou == 0.0
+    assert report.cells.right == 128 and report.cells.scored == 192
+    met = {t.what.split(" on ")[0]: t.met for t in report.targets()}
+    assert met == {"grid exact": False, "box IoU >= 0.9": False, "cells right >= 98%": False, "kinds right >= 98%": False}
+    out = report.as_dict()
+    assert out["totals"]["shots"] == 3 and out["totals"]["refused"] == 1
+    assert [s["name"] for s in out["shots"]] == ["board", "blank", "bbb/snapshot_1"]
+    assert json.loads(json.dumps(out)) == out
+
+
+def test_the_accuracy_bench_fills_the_kinds_column_from_the_one_kinds_hook(tmp_path, monkeypatch):
+    from agent.games.match3 import vision_bench
+    from agent.vision.scoring import labelled_shots
+
+    labels = random_labels(4, alphabet="ABCDEFG")
+    _write_bbb(tmp_path / "realshots" / "bbb", "snapshot_1", labels, render(labels, bbox=(0, 0, 320, 320), size=(320, 320)))
+    calls = []
+
+    def one_kind(cal, frame):  # every tile one colour: 1 in 7 kinds right at best
+        calls.append(frame.shape)
+        return [["K" if v not in ".?" else v for v in row] for row in cal.labels]
+
+    monkeypatch.setattr(vision_bench, "kinds_view", lambda: one_kind)
+    report = vision_bench.bench_realshots(labelled_shots(tmp_path))
+    (shot,) = report.shots
+    assert calls == [(320, 320, 3)]
+    assert shot.cells.share == 1.0
+    most = max(sum(row.count(v) for row in labels) for v in "ABCDEFG")
+    assert shot.kinds is not None and shot.kinds.right == most and report.kinds == shot.kinds
+    assert report.targets()[-1].met is False and report.as_dict()["shots"][0]["kinds_right"] == most

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from agent.cli.bench import capture, farm, lightsout, lines, play, solve, vision
+from agent.cli.bench import capture, farm, lightsout, lines, play, realshots, solve, vision
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: each prints its figures.")
 app.command("capture")(capture.bench_capture)
 app.command("vision")(vision.bench_vision)
+app.command("realshots")(realshots.bench_realshots_cmd)
 app.command("solve")(solve.bench_solve_cmd)
 app.command("play")(play.bench_play_cmd)
 app.command("farm")(farm.bench_farm)

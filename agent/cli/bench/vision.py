@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from agent.cli.app import console, parse_size_option
-
-SHARED = Path(__file__).resolve().parents[4] / "shared"
-
 
 def bench_vision(
     size: str = typer.Option("1080x2400", "--size", help="The simulated phone's screen WxH."),
@@ -23,9 +19,10 @@ def bench_vision(
     """Reading a frame with a profile (target <= 15 ms median) and calibrating from scratch
     (target <= 1.5 s), on the simulated phone and the shared real screenshots."""
     from agent.games.match3.vision_bench import run
+    from agent.vision.scoring import shared_dir
 
     wh = parse_size_option(size)
-    shared = SHARED if realshots else None
+    shared = shared_dir() if realshots else None
     with console.status("benchmarking...", spinner="dots") as status:
         figures = run(wh, reads, calibrations, shared, tick=lambda label: status.update(label))
     if as_json:

@@ -22,13 +22,14 @@ from agent.games.base import (
     StatusReader,
     Swipe,
 )
-from agent.games.match3.board import Board, Move
+from agent.games.match3.board import MAX_TYPES, Board, Move
 from agent.games.match3.hud import MAX_STEPS
 from agent.games.match3.reader import label_types, read_board
 from agent.games.match3.rules import VARIANTS, Match3Config
 from agent.games.match3.solver import SOLVERS, Choice, Solver, make_solver
 from agent.games.match3.verify import at_rest, check_outcome
 from agent.vision.grid import cell_centers
+from agent.errors import ProfileError
 from agent.vision.profile import GameProfile
 
 
@@ -114,7 +115,16 @@ class Match3Screen:
     )  # fmt: skip
 
     def check_profile(self, profile: GameProfile) -> None:
-        return None
+        # Refused before any move: a board of more kinds than the rules hold would fail on
+        # the first frame read, mid-run.
+        kinds = label_types(profile)
+        if len(set(kinds.values())) > MAX_TYPES:
+            raise ProfileError(
+                f"the {profile.game} profile has {len(set(kinds.values()))} tile kinds "
+                f"({', '.join(sorted(kinds))}); the match-3 rules hold at most {MAX_TYPES}",
+                hint="calibrate again on a still board (`agent calibrate --yes`), or give the classes of one "
+                     "colour the same kind in the profile",
+            )  # fmt: skip
 
     def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[Board]:
         r = read_board(frame, profile)

@@ -23,12 +23,14 @@ class BoardRead:
 
 
 def label_types(profile: GameProfile) -> dict[str, int]:
-    """Profile class labels -> tile types. Letters A-H keep their meaning; any other
-    names (a calibration's cluster ids) are numbered in sorted order."""
+    """Profile class labels -> tile types. Every class of one colour kind (a tile, and its
+    lit, shaded and special looks) is one type, since it matches as that colour. Kinds
+    named A-H keep their meaning; any other names are numbered in sorted order. A class
+    whose kind is "." (a hole) has no type."""
     labels = sorted({e.label for e in profile.exemplars if e.label not in (".", "?")})
-    if all(lbl in LETTERS for lbl in labels):
-        return {lbl: LETTERS.index(lbl) for lbl in labels}
-    return {lbl: i for i, lbl in enumerate(labels)}
+    kinds = sorted({profile.kind_of(lbl) for lbl in labels} - {".", "?"})
+    index = {k: LETTERS.index(k) for k in kinds} if all(k in LETTERS for k in kinds) else {k: i for i, k in enumerate(kinds)}
+    return {lbl: index[profile.kind_of(lbl)] for lbl in labels if profile.kind_of(lbl) in index}
 
 
 def read_board(frame: np.ndarray, profile: GameProfile) -> BoardRead:
@@ -37,7 +39,7 @@ def read_board(frame: np.ndarray, profile: GameProfile) -> BoardRead:
     cells = np.full((profile.rows, profile.cols), UNKNOWN, dtype=np.int8)
     for r, row in enumerate(reading.labels):
         for c, lbl in enumerate(row):
-            if lbl == ".":
+            if lbl == "." or profile.kind_of(lbl) == ".":
                 cells[r, c] = EMPTY
             elif lbl in types:
                 cells[r, c] = types[lbl]
