@@ -4,6 +4,7 @@ crash) never sees half a file, and nothing a user made is lost to one."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -87,3 +88,38 @@ def writable_file_problem(path: str | os.PathLike[str], suffix: str | None = Non
     if path.is_dir():
         return f"{path} is a folder, not a file"
     return writable_dir_problem(path.parent if str(path.parent) else Path("."))
+
+
+class InputProblem(Exception):
+    """Why a file cannot be read as input; each reader names it in its own error (a
+    profile, an image, a board), so this one carries only what went wrong."""
+
+    def __init__(self, kind: str, detail: str = "", size: int | None = None) -> None:
+        super().__init__(kind)
+        self.kind = kind  # "missing", "folder", "special", "too big" or "unreadable"
+        self.detail = detail  # the system's reason, for "unreadable"
+        self.size = size  # the file's size in bytes, for "too big" when it is known
+
+
+def read_capped(path: Path, limit: int, regular_only: bool = False) -> bytes:
+    """At most `limit` bytes of `path`, refusing before reading what cannot be an input:
+    a folder, a file bigger than `limit`, and with `regular_only` a pipe or device
+    (reading one could block forever). Otherwise a pipe is read too, up to the limit:
+    `--image <(adb exec-out screencap -p)`. Raises InputProblem."""
+    try:
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise InputProblem("folder")
+        if not stat.S_ISREG(st.st_mode) and regular_only:
+            raise InputProblem("special")
+        if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+            raise InputProblem("too big", size=st.st_size)
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        raise InputProblem("missing") from None
+    except OSError as exc:
+        raise InputProblem("unreadable", exc.strerror or str(exc)) from None
+    if len(data) > limit:
+        raise InputProblem("too big")
+    return data

@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from agent.files import InputProblem, read_capped
 from agent.errors import AgentError
 
 STDIN = "-"
 # A board is a few hundred bytes and a file of several (match3) a few KB; a bigger input
 # is a mistake, refused before it fills memory.
 MAX_BOARD_BYTES = 4 * 1024 * 1024
+_TOO_BIG = "{where}: more than " + str(MAX_BOARD_BYTES // (1024 * 1024)) + " MiB is not a board file"
 
 
 class BoardFileError(AgentError):
@@ -61,21 +63,21 @@ def read_board_text(source: str) -> str:
         return _decode(raw.read(MAX_BOARD_BYTES + 1), "stdin")
     path = Path(source)
     try:
-        if path.is_dir():
-            raise BoardFileError(f"{path} is a folder, not a board file")
-        with open(path, "rb") as f:  # a pipe is read too, up to the limit
-            data = f.read(MAX_BOARD_BYTES + 1)
-    except FileNotFoundError:
-        raise BoardFileError(f"no board file {path}") from None
-    except OSError as exc:
-        raise BoardFileError(f"cannot read {path}: {exc.strerror or exc}",
-                             hint="give a text file with one line per row") from None  # fmt: skip
+        data = read_capped(path, MAX_BOARD_BYTES)
+    except InputProblem as p:
+        if p.kind == "missing":
+            raise BoardFileError(f"no board file {path}") from None
+        if p.kind == "folder":
+            raise BoardFileError(f"{path} is a folder, not a board file") from None
+        if p.kind == "too big":
+            raise BoardFileError(_TOO_BIG.format(where=path)) from None
+        raise BoardFileError(f"cannot read {path}: {p.detail}", hint="give a text file with one line per row") from None
     return _decode(data, str(path))
 
 
 def _decode(data: bytes, where: str) -> str:
     if len(data) > MAX_BOARD_BYTES:
-        raise BoardFileError(f"{where}: more than {MAX_BOARD_BYTES // (1024 * 1024)} MiB is not a board file")
+        raise BoardFileError(_TOO_BIG.format(where=where))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

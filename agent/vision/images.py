@@ -9,13 +9,13 @@ one of these).
 from __future__ import annotations
 
 import os
-import stat
 import struct
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from agent.files import InputProblem, read_capped
 from agent.errors import AgentError
 
 # A 8K screen (7680 x 4320) is 33 million pixels; a frame is 3 bytes a pixel, and decoding
@@ -126,21 +126,14 @@ def _read_bytes(path: Path) -> bytes:
     """The file's bytes, refusing folders and files bigger than any screenshot before
     reading them. Pipes are read (up to the limit): `--image <(adb exec-out screencap -p)`."""
     try:
-        st = path.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise ImageError(f"{path}: is a folder, not an image")
-        if stat.S_ISREG(st.st_mode) and st.st_size > MAX_FILE_BYTES:
-            raise ImageError(f"{path}: {st.st_size} bytes is bigger than any screenshot "
-                             f"(at most {MAX_FILE_BYTES // (1024 * 1024)} MiB)")  # fmt: skip
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise ImageError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ImageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ImageError(f"{path}: bigger than any screenshot (at most {MAX_FILE_BYTES // (1024 * 1024)} MiB)")
-    return data
+        return read_capped(path, MAX_FILE_BYTES)
+    except InputProblem as p:
+        cap = f"at most {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+        raise ImageError({
+            "missing": f"{path}: no such file",
+            "folder": f"{path}: is a folder, not an image",
+            "too big": f"{path}: {'' if p.size is None else f'{p.size} bytes is '}bigger than any screenshot ({cap})",
+        }.get(p.kind, f"{path}: cannot read it: {p.detail}")) from None
 
 
 def _decode(data: bytes) -> np.ndarray | None:

@@ -51,7 +51,6 @@ import json
 import math
 import os
 import re
-import stat
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,7 +59,7 @@ from typing import Any, Iterable, Sequence, cast
 import numpy as np
 import tomli_w
 
-from agent.files import write_atomic
+from agent.files import InputProblem, read_capped, write_atomic
 from agent.errors import ProfileError
 from agent.vision.classify import EMPTY_LABEL, Exemplar, Reading, UNKNOWN_LABEL, classify
 from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, FEATURE_VERSION, cell_features, feature_length
@@ -541,25 +540,22 @@ def _read_profile_bytes(path: Path) -> bytes:
     """The file's bytes, refusing what is not a profile file before reading it: a folder,
     a pipe or device (reading one could block forever), or a file far too big."""
     try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile file") from None
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read the profile: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ProfileError(f"{path}: is a folder, not a profile file",
-                           hint="move the folder away: profiles are the .toml files in the folder")  # fmt: skip
-    if not stat.S_ISREG(st.st_mode):
-        raise ProfileError(f"{path}: not a regular file", hint="profiles are TOML files written by `agent calibrate`")
-    if st.st_size > MAX_PROFILE_BYTES:
-        raise ProfileError(
-            f"{path}: {st.st_size} bytes is not a profile (at most {MAX_PROFILE_BYTES // (1024 * 1024)} MiB)",
-            hint="profiles are small TOML files written by `agent calibrate`; move this one away",
-        )
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read the profile: {exc.strerror or exc}") from None
+        return read_capped(path, MAX_PROFILE_BYTES, regular_only=True)
+    except InputProblem as p:
+        if p.kind == "missing":
+            raise ProfileError(f"{path}: no such profile file") from None
+        if p.kind == "folder":
+            raise ProfileError(f"{path}: is a folder, not a profile file",
+                               hint="move the folder away: profiles are the .toml files in the folder") from None  # fmt: skip
+        if p.kind == "special":
+            raise ProfileError(f"{path}: not a regular file",
+                               hint="profiles are TOML files written by `agent calibrate`") from None  # fmt: skip
+        if p.kind == "too big":
+            raise ProfileError(
+                f"{path}: {p.size or 'over ' + str(MAX_PROFILE_BYTES)} bytes is not a profile (at most {MAX_PROFILE_BYTES // (1024 * 1024)} MiB)",
+                hint="profiles are small TOML files written by `agent calibrate`; move this one away",
+            ) from None
+        raise ProfileError(f"{path}: cannot read the profile: {p.detail}") from None
 
 
 def load_profile(path: str | os.PathLike[str]) -> DeviceProfile:

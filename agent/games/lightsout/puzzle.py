@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, cast
 
+from agent.files import InputProblem, read_capped
 from agent.errors import AgentError
 from agent.games.lightsout.gf2 import bits, from_bits, transpose
 
@@ -288,18 +289,16 @@ def load_puzzle(path: Path | str, rows: int | None = None, cols: int | None = No
     """A puzzle from a TOML file; --rows/--cols resize a stencil puzzle."""
     path = Path(path)
     try:
-        if path.is_dir():
-            raise PuzzleError(f"{path} is a folder, not a puzzle file")
-        with open(path, "rb") as f:  # a pipe is read too, up to the limit
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise PuzzleError(
-            f"no puzzle file {path}", hint=f"give a built-in puzzle ({', '.join(BUILTIN)}) or an existing file"
-        ) from None
-    except OSError as exc:
-        raise PuzzleError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise PuzzleError(f"{path}: more than {MAX_FILE_BYTES // (1024 * 1024)} MiB is not a puzzle file")
+        raw = read_capped(path, MAX_FILE_BYTES)
+    except InputProblem as p:
+        if p.kind == "missing":
+            raise PuzzleError(
+                f"no puzzle file {path}", hint=f"give a built-in puzzle ({', '.join(BUILTIN)}) or an existing file"
+            ) from None
+        raise PuzzleError({
+            "folder": f"{path} is a folder, not a puzzle file",
+            "too big": f"{path}: more than {MAX_FILE_BYTES // (1024 * 1024)} MiB is not a puzzle file",
+        }.get(p.kind, f"cannot read {path}: {p.detail}")) from None
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import stat
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from agent.files import write_atomic
+from agent.files import InputProblem, read_capped, write_atomic
 from agent.errors import AgentError
 from agent.games.match3.board import EMPTY, MAX_SIZE, Board, Move
 
@@ -203,26 +202,21 @@ def _from_env(path: Path) -> bool:
 
 def _read(path: Path) -> str:
     try:
-        st = path.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise PlanLibraryError(f"{path} is a folder, not a plan library file")
-        if st.st_size > MAX_LIBRARY_BYTES:
-            raise PlanLibraryError(f"{path}: {st.st_size} bytes is not a plan library "
-                                   f"(at most {MAX_LIBRARY_BYTES // (1024 * 1024)} MiB)")  # fmt: skip
-        with open(path, "rb") as f:  # a pipe is read too, up to the limit
-            raw = f.read(MAX_LIBRARY_BYTES + 1)
-    except FileNotFoundError:
-        if _from_env(path):
+        raw = read_capped(path, MAX_LIBRARY_BYTES)
+    except InputProblem as p:
+        if p.kind == "missing" and _from_env(path):
             raise PlanLibraryError(
                 f"{LIBRARY_ENV} names {path}, which does not exist",
                 hint=f"point {LIBRARY_ENV} at a plan library, unset it to use the default, "
                 f"or write one there with `agent plans build --out {path}`",
             ) from None
-        raise PlanLibraryError(f"no plan library at {path}") from None
-    except OSError as exc:
-        raise PlanLibraryError(f"cannot read the plan library {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_LIBRARY_BYTES:
-        raise PlanLibraryError(f"{path}: more than {MAX_LIBRARY_BYTES // (1024 * 1024)} MiB is not a plan library")
+        cap = f"{MAX_LIBRARY_BYTES // (1024 * 1024)} MiB"
+        raise PlanLibraryError({
+            "missing": f"no plan library at {path}",
+            "folder": f"{path} is a folder, not a plan library file",
+            "too big": f"{path}: more than {cap} is not a plan library" if p.size is None
+            else f"{path}: {p.size} bytes is not a plan library (at most {cap})",
+        }.get(p.kind, f"cannot read the plan library {path}: {p.detail}")) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
