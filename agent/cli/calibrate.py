@@ -30,17 +30,20 @@ def _games() -> tuple[str, ...]:
     return playable()
 
 
-def _capture(serial: Optional[str], sim: bool, image: Optional[Path], seed: int, size: str, model: Optional[str],
-             game: str):  # fmt: skip
-    """(frame, model, density, where): the screenshot to calibrate on and what it came from."""
-    chosen = [name for name, on in (("--serial", serial is not None), ("--sim", sim), ("--image", image is not None)) if on]
+def _capture(serial: Optional[str], sim: bool, images: list[Path], seed: int, size: str, model: Optional[str],
+             game: str, frames: int, every: float):  # fmt: skip
+    """(frames, model, density, where): the screenshots to calibrate on and what they came from."""
+    chosen = [name for name, on in (("--serial", serial is not None), ("--sim", sim), ("--image", bool(images))) if on]
     if len(chosen) > 1:
         raise typer.BadParameter(f"use one of --serial, --sim or --image, not {' and '.join(chosen)}", param_hint=chosen[1])
-    if image is not None:
+    if images:
         from agent.vision.images import read_image
 
-        frame = read_image(image)
-        return frame, model or image.stem, None, str(image)
+        if frames != 1:
+            raise typer.BadParameter("--frames is for a phone; give each saved frame its own --image", param_hint="--frames")
+        shots = [read_image(p) for p in images]
+        where = str(images[0]) if len(images) == 1 else f"{len(images)} images ({images[0]}, ...)"
+        return shots, model or images[0].stem, None, where
     if model is not None:
         raise typer.BadParameter("--model names the device of an --image; phones report their own", param_hint="--model")
     if sim:
@@ -49,15 +52,20 @@ def _capture(serial: Optional[str], sim: bool, image: Optional[Path], seed: int,
 
         chosen, settings = chosen_game(game, {}, sim=True)
         phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
-        return phone.screencap(), phone.model, None, f"the simulated {game} phone ({size}, seed {seed})"
+        return [phone.screencap() for _ in range(frames)], phone.model, None, f"the simulated {game} phone ({size}, seed {seed})"
     from agent.device.adb import AdbDevice, select_serial
 
     from agent.device.clock import RealClock
     from agent.vision.settle import still_screen
 
     device = AdbDevice(select_serial(serial))
-    frame = still_screen(device.screencap, RealClock(), device.serial)  # never learn a board in motion
-    return frame, device.model, device.density, f"{device.model} ({device.serial})"
+    clock = RealClock()
+    shots = []
+    for i in range(frames):
+        if i:
+            clock.sleep(every)
+        shots.append(still_screen(device.screencap, clock, device.serial))  # never learn a board in motion
+    return shots, device.model, device.density, f"{device.model} ({device.serial})"
 
 
 def _interactive() -> bool:
@@ -91,7 +99,7 @@ def _confirm_overwrite(path: Path, game: str, yes: bool, as_json: bool) -> None:
 def calibrate(
     serial: Optional[str] = typer.Option(None, "--serial", "-s", help="Calibrate on this phone (default: the only phone attached)."),
     sim: bool = typer.Option(False, "--sim", help="Calibrate on the simulated phone."),
-    image: Optional[Path] = typer.Option(None, "--image", help="Calibrate on a saved screenshot (PNG, JPEG, BMP, WebP)."),
+    images: Optional[list[Path]] = typer.Option(None, "--image", help="Calibrate on a saved screenshot (PNG, JPEG, BMP, WebP); repeat it for several frames of one board."),
     game: str = typer.Option("match3", "--game", help="The game on screen (the profile's section)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder the profile (and overlay) go to."),
     overlay: Optional[Path] = typer.Option(None, "--overlay", help="Where to save the overlay PNG (default: beside the profile)."),
@@ -100,9 +108,14 @@ def calibrate(
     size: str = typer.Option("1080x2400", "--size", help="--sim only: screen WxH."),
     as_json: bool = typer.Option(False, "--json", help="Print what was read as one JSON object."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Replace an existing profile for this game without asking."),
+    frames: int = typer.Option(1, "--frames", min=1, max=20, help="Learn from this many still frames of the phone's board (a rare look gets more cells)."),
+    every: float = typer.Option(2.0, "--every", min=0.0, max=60.0, help="--frames: seconds between frames."),
 ) -> None:
-    """Find the board on one screenshot, learn its tiles, and write a device profile."""
-    from agent.vision.calibrate import LOW_CONFIDENCE, calibrate_frame, reading_json
+    """Find the board on a screenshot (or several of one board), learn its tiles and
+    what each is (tile, special, blocker...), and write a device profile."""
+    from agent.games.registry import role_hints
+    from agent.vision.calibrate import LOW_CONFIDENCE, class_infos, reading_json
+    from agent.vision.frames import calibrate_frames
     from agent.files import save_png
     from agent.vision.overlay import draw_overlay
     from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
@@ -110,15 +123,17 @@ def calibrate(
     check_choice("--game", game, _games())
     output_dir(profiles, "--profiles")
     output_file(overlay, "--overlay", ".png")
-    frame, dev_model, density, where = _capture(serial, sim, image, seed, size, model, game)
+    shots, dev_model, density, where = _capture(serial, sim, images or [], seed, size, model, game, frames, every)
+    frame = shots[0]
     h, w = frame.shape[:2]
     path = profiles / profile_filename(dev_model, w, h)
     _confirm_overwrite(path, game, yes, as_json)
+    hints = role_hints(game)
     if as_json:
-        cal = calibrate_frame(frame, game)
+        cal = calibrate_frames(shots, game, hints=hints)
     else:
         with console.status(f"calibrating {game} on {where}..."):
-            cal = calibrate_frame(frame, game)
+            cal = calibrate_frames(shots, game, hints=hints)
 
     try:
         device = load_profile(path) if path.exists() else None
@@ -129,11 +144,16 @@ def calibrate(
     saved = save_profile(device.with_game(cal.profile), path)
     b = cal.board
     title = f"{game}: {b.rows}x{b.cols} board at {list(b.bbox)}, {len(cal.clustering.classes)} classes"
-    picture = draw_overlay(frame, b.bbox, cal.reading.labels, cal.reading.confidence, LOW_CONFIDENCE, title)
+    legend = class_infos(cal.profile, cal.reading.labels)
+    picture = draw_overlay(frame, b.bbox, cal.reading.labels, cal.reading.confidence, LOW_CONFIDENCE, title,
+                           legend=[(c.letter, c.name or c.role, c.colour) for c in legend])  # fmt: skip
     overlay_path = save_png(picture, overlay or path.with_name(f"{path.stem}.{game}.png"))
 
     if as_json:
-        print(json.dumps(reading_json(cal.reading, b.bbox, cal.profile)))
+        out = reading_json(cal.reading, b.bbox, cal.profile)
+        out["frames"] = len(shots)
+        out["unsettled"] = [{"row": r, "col": c, "reason": why} for (r, c), why in sorted(cal.unsettled.items())]
+        print(json.dumps(out))
         err_console.print(f"wrote {saved} and {overlay_path}", highlight=False)
         return
     t = Table(title=f"calibrated {game} on {where}", show_header=False, title_justify="left")
@@ -142,18 +162,30 @@ def calibrate(
     t.add_row("board", f"{b.rows} rows x {b.cols} cols at {list(b.bbox)} (cell {b.pitch[0]:.1f} x {b.pitch[1]:.1f} px)")
     counts = ", ".join(f"{k} {v}" for k, v in cal.counts.items())
     t.add_row("classes", f"{len(cal.clustering.classes)}: {counts}")
-    legend = "; ".join(
-        f"{k.letter} = {' '.join(k.classes)} (#{k.bgr[2]:02x}{k.bgr[1]:02x}{k.bgr[0]:02x}{', grey' if k.achromatic else ''}, {k.cells})"
-        for k in cal.kinds.kinds
-    )
-    t.add_row("colour kinds", f"{len(cal.kinds.kinds)}: {legend}")
+    if cal.unsettled:
+        named = ", ".join(f"({r}, {c}) {why}" for (r, c), why in sorted(cal.unsettled.items()))
+        t.add_row("unsettled", f"{len(cal.unsettled)} cells moving or covered, not learned from: {named}")
     low = cal.low_confidence
     t.add_row("confidence", f"lowest {cal.reading.min_confidence:.2f}; " + (f"{len(low)} cells below {LOW_CONFIDENCE}: {low}" if low else "every cell clear"))
     t.add_row("time", f"{cal.seconds:.2f} s")
     t.add_row("profile", str(saved))
     t.add_row("overlay", f"{overlay_path} (check it: grid lines on the cells, letters on the tiles)")
     console.print(t)
+    console.print(_legend_table(legend))
     console.print(cal.reading.text, highlight=False)
+    console.print("kinds (a tile and its specials one letter; # blocker, . no tile, ? unknown):", highlight=False)
+    console.print("\n".join("".join(row) for row in cal.profile.kind_grid(cal.reading.labels)), highlight=False)
+
+
+def _legend_table(legend: list) -> Table:
+    """Letter, role, kind, name, colour and cells of every class; roles and names can be
+    edited in the profile (see agent.vision.profile)."""
+    t = Table(title="classes (a role or name can be edited in the profile)", title_justify="left")
+    for col in ("class", "role", "kind", "name", "colour", "cells"):
+        t.add_column(col, justify="right" if col == "cells" else "left")
+    for c in legend:
+        t.add_row(c.letter, c.role, c.kind, c.name, c.colour, str(c.cells))
+    return t
 
 
 def _profile_for(image_size: tuple[int, int], profile: Optional[Path], game: Optional[str], profiles: Path):
@@ -224,6 +256,9 @@ def read(
         return
     console.print(f"profile: {described}", highlight=False)
     console.print(reading.text, highlight=False)
+    if any(gp.kind_of(v) != v for row in reading.labels for v in row):
+        console.print("kinds (a tile and its specials one letter; # blocker, . no tile, ? unknown):", highlight=False)
+        console.print("\n".join("".join(row) for row in gp.kind_grid(reading.labels)), highlight=False)
     unknown = reading.unknown_cells()
     console.print(
         f"{reading.rows}x{reading.cols} at {list(gp.board_bbox)}; lowest confidence {reading.min_confidence:.2f}; "

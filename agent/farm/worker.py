@@ -169,18 +169,21 @@ def calibrate_device(device: Any, game: str, profiles: Path, clock: Any) -> Path
     """Calibrate `game` on the device's screen and write its profile (and an overlay PNG
     beside it) to `profiles`. Unattended, so strict: if any cell reads with low
     confidence, only the overlay is written and the device is not played."""
-    from agent.vision.calibrate import LOW_CONFIDENCE, calibrate_frame
+    from agent.vision.calibrate import LOW_CONFIDENCE, calibrate_frame, class_infos
     from agent.files import save_png
     from agent.vision.overlay import draw_overlay
     from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
 
     frame = still_frame(device, clock)
     h, w = frame.shape[:2]
-    cal = calibrate_frame(frame, game)
+    from agent.games.registry import role_hints
+
+    cal = calibrate_frame(frame, game, hints=role_hints(game))
     path = profiles / profile_filename(device.model, w, h)
     b = cal.board
+    legend = [(c.letter, c.name or c.role, c.colour) for c in class_infos(cal.profile, cal.reading.labels)]
     picture = draw_overlay(frame, b.bbox, cal.reading.labels, cal.reading.confidence, LOW_CONFIDENCE,
-                           f"{game}: {b.rows}x{b.cols} board at {list(b.bbox)} (farm calibration)")
+                           f"{game}: {b.rows}x{b.cols} board at {list(b.bbox)} (farm calibration)", legend=legend)
     overlay = save_png(picture, path.with_name(f"{path.stem}.{game}.png"))
     if cal.low_confidence:
         raise ProfileError(

@@ -21,6 +21,7 @@ from agent.device.base import Device
 from agent.device.clock import Clock
 from agent.vision.classify import Reading
 from agent.vision.profile import GameProfile
+from agent.vision.roles import RoleHints
 
 BoardT = TypeVar("BoardT")
 MoveT = TypeVar("MoveT")
@@ -293,6 +294,12 @@ class Screen(Protocol[BoardT, MoveT]):
     @property
     def options(self) -> tuple[Option, ...]:
         """What `agent play`, `farm` and `sim serve` take for this game."""
+        ...
+
+    @property
+    def role_hints(self) -> RoleHints:
+        """What the rules say about where pieces lie at rest, for calibration to tell
+        blockers by (agent.vision.roles)."""
         ...
 
     def check_profile(self, profile: GameProfile) -> None:

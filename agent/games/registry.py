@@ -14,6 +14,7 @@ from typing import Any
 
 from agent.errors import UsageError
 from agent.games.base import Game, Option
+from agent.vision.roles import RoleHints
 
 # name -> the module whose `GAME` is that game
 GAMES: dict[str, str] = {
@@ -55,6 +56,16 @@ def simulated() -> tuple[str, ...]:
 def solvable() -> tuple[str, ...]:
     """Games `agent solve` solves."""
     return tuple(g.name for g in all_games() if g.solver is not None)
+
+
+def role_hints(name: str) -> RoleHints:
+    """What calibration may infer from where a game's pieces lie (its screen's hints);
+    a game with no screen, or one not registered, gives none."""
+    try:
+        screen = get_game(name).screen
+    except UsageError:
+        return RoleHints()
+    return screen.role_hints if screen is not None else RoleHints()
 
 
 def require(name: str, among: tuple[str, ...], what: str, option: str = "--game") -> Game[Any, Any]:

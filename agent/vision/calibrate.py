@@ -21,14 +21,16 @@ from typing import Any, Sequence
 import cv2
 import numpy as np
 
-from agent.vision.classify import EMPTY_LABEL, Reading, classify, exemplars_from_labels
+from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL, Reading, classify, exemplars_from_labels
 from agent.vision.cluster import Clustering, centre_contrast, cluster_cells, symmetric_distances
 from agent.vision.features import (
     DEFAULT_INSET, DEFAULT_PATCH, board_lab, cell_layout, features_from_lab, stat_weight,
 )  # fmt: skip
 from agent.vision.kinds import KindMap, kinds_of
 from agent.vision.locate import BoardFind, NoBoardError, find_boards
+from agent.vision.cover import check_not_covered, unsettled_cells
 from agent.vision.profile import GameProfile
+from agent.vision.roles import ClassInfo, RoleHints, hex_colour
 from agent.vision.settle import SettleSettings
 
 EXEMPLARS_PER_CLASS = 4
@@ -51,6 +53,8 @@ class Calibration:
     seconds: float
     counts: dict[str, int] = field(default_factory=dict)
     kinds: KindMap = field(default_factory=lambda: KindMap({}))  # class -> colour kind, see agent.vision.kinds
+    # cells read "?" because they move or are covered (cell -> reason), see agent.vision.cover
+    unsettled: dict[tuple[int, int], str] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[list[str]]:
@@ -96,9 +100,11 @@ def calibrate_frame(
     swipe_ms: int = 200,
     settle: SettleSettings | None = None,
     min_confidence: float = 0.5,
+    hints: RoleHints | None = None,
 ) -> Calibration:
     """Calibrate `game` from one full-screen BGR frame. Raises NoBoardError when there is
-    no board, or only an empty one (nothing to learn tiles from)."""
+    no board, or only an empty one (nothing to learn tiles from). `hints`, the game's
+    (see agent.vision.roles), let blockers be told by where they lie."""
     start = time.perf_counter()
     boards = find_boards(frame)
     problems = []
@@ -106,11 +112,16 @@ def calibrate_frame(
         cells = sample_board(frame, board.bbox, board.rows, board.cols)
         swapped = sample_board(frame[..., ::-1], board.bbox, board.rows, board.cols)
         feats = cells.features
+        check_not_covered(frame, board)  # a dialog over the board: refused, never learned from
+        unsettled = unsettled_cells(cells, board.rows, board.cols, board.holes)
+        unknown = np.zeros((board.rows, board.cols), bool)
+        for r, c in unsettled:
+            unknown[r, c] = True
         dist = symmetric_distances(feats, swapped.features)
         try:
             clustering = cluster_cells(
                 dist, board.rows, board.cols, cells.contrast, holes=board.holes,
-                views=(cells.lab, swapped.lab), margin=cells.margin,
+                views=(cells.lab, swapped.lab), margin=cells.margin, unknown=unknown,
             )  # fmt: skip
         except ValueError as exc:
             problems.append(f"the grid at {list(board.bbox)} is not a game board: {exc}")
@@ -127,30 +138,50 @@ def calibrate_frame(
             "; ".join(problems) if problems else "no game board found",
             hint="calibrate on a screen where the board shows its tiles, with no dialog over it",
         )
+    return learn(frame, game, board, clustering, cells, swapped, cells.features, unsettled, start,
+                 swipe_ms=swipe_ms, settle=settle, min_confidence=min_confidence, hints=hints)  # fmt: skip
+
+
+def learn(
+    frame: np.ndarray, game: str, board: BoardFind, clustering: Clustering, cells: CellSamples, swapped: CellSamples,
+    first: np.ndarray, unsettled: dict[tuple[int, int], str], start: float, *, swipe_ms: int,
+    settle: SettleSettings | None, min_confidence: float, hints: RoleHints | None,
+) -> Calibration:  # fmt: skip
+    """The profile learned from clustered cells (one frame's, or several frames' stacked:
+    `cells`, `swapped` and the clustering's labels cover them all) and the first frame
+    (`first`: its features) read back with it; unsettled cells read "?" there too."""
     labels = clustering.labels
-    kinds = kinds_of(labels, (cells.lab, swapped.lab), cells.margin)
-    exemplars = exemplars_from_labels(feats, labels, per_label=EXEMPLARS_PER_CLASS, per_empty=EXEMPLARS_PER_EMPTY)
+    kinds = kinds_of(labels, (cells.lab, swapped.lab), cells.margin, hints)
+    exemplars = exemplars_from_labels(cells.features, labels, per_label=EXEMPLARS_PER_CLASS,
+                                      per_empty=EXEMPLARS_PER_EMPTY)  # fmt: skip
     h, w = frame.shape[:2]
     profile = GameProfile.from_bbox(
         game, board.rows, board.cols, board.bbox, w, h, exemplars,
         swipe_ms=swipe_ms, settle=settle or SettleSettings(), min_confidence=min_confidence, source=CALIBRATED,
-        kinds=kinds.of_class,
+        kinds=kinds.of_class, roles=kinds.roles, names=kinds.names,
     )  # fmt: skip
-    reading = classify(feats, board.rows, board.cols, profile.exemplars, profile.min_confidence, profile.max_distance)
+    reading = classify(first, board.rows, board.cols, profile.exemplars, profile.min_confidence, profile.max_distance)
+    for r, c in unsettled:  # a piece caught moving is not read as whatever it looks like
+        reading.labels[r][c] = UNKNOWN_LABEL
+        reading.confidence[r, c] = 0.0
+    own = clustering
+    if len(labels) > board.rows:  # several frames: the calibration shows the first
+        own = Clustering(labels[: board.rows], clustering.groups[: board.rows], clustering.threshold)
     counts: dict[str, int] = {}
-    for row in labels:
+    for row in own.labels:
         for v in row:
             counts[v] = counts.get(v, 0) + 1
-    return Calibration(board, clustering, reading, profile, time.perf_counter() - start, dict(sorted(counts.items())),
-                       kinds)  # fmt: skip
+    return Calibration(board, own, reading, profile, time.perf_counter() - start, dict(sorted(counts.items())),
+                       kinds, unsettled=unsettled)  # fmt: skip
 
 
 def kind_labels(calibration: Calibration, labels: Sequence[Sequence[str]] | None = None) -> list[list[str]]:
     """The calibration frame read back as colour kinds: the same letter for a tile and
-    every lit, shaded or special variant of its colour ("." empty, "?" unknown).
-    `labels` are the class labels to map (default: the frame as its profile reads it
-    back, `calibration.reading.labels`; `calibration.labels` gives the clustering's)."""
-    return calibration.kinds.grid(calibration.reading.labels if labels is None else labels)
+    every lit, shaded or special variant of its colour, "#" blocker, "." empty or hole,
+    "?" unknown. `labels` are the class labels to map (default: the frame as its profile
+    reads it back, `calibration.reading.labels`; `calibration.labels` gives the
+    clustering's)."""
+    return calibration.profile.kind_grid(calibration.reading.labels if labels is None else labels)
 
 
 def class_colours(profile: GameProfile) -> dict[str, str]:
@@ -164,16 +195,32 @@ def class_colours(profile: GameProfile) -> dict[str, str]:
             continue
         lab = np.asarray(e.features[at : at + 3], np.float32) / np.float32(stat_weight(p))
         b, g, r = (cv2.cvtColor(lab.reshape(1, 1, 3), cv2.COLOR_Lab2BGR).reshape(3) * 255.0).clip(0, 255).round()
-        out[e.label] = f"#{int(r):02x}{int(g):02x}{int(b):02x}"
+        out[e.label] = hex_colour((int(b), int(g), int(r)))
     return out
+
+
+def class_infos(profile: GameProfile, labels: Sequence[Sequence[str]] | None = None) -> list[ClassInfo]:
+    """The legend of a profile's classes: letter, role, kind, name, colour, and (with
+    `labels`, a board read with it) how many cells each took."""
+    counts: dict[str, int] = {}
+    for row in labels or ():
+        for v in row:
+            counts[v] = counts.get(v, 0) + 1
+    colours = class_colours(profile)
+    return [
+        ClassInfo(label, profile.role_of(label), profile.kind_of(label), profile.names.get(label, ""),
+                  colours.get(label, ""), counts.get(label, 0))  # fmt: skip
+        for label in profile.class_labels
+    ]
 
 
 def reading_json(
     reading: Reading, bbox: tuple[int, int, int, int], profile: GameProfile | None = None
 ) -> dict[str, Any]:
     """The JSON shape `agent calibrate --json` and `agent read --json` print. With the
-    profile that read it, also `kinds` (the cells as colour kinds, see
-    agent.vision.kinds) and `classes` (each tile class's letter, kind and colour)."""
+    profile that read it, also `kinds` (the cells as colour kinds, see agent.vision.kinds:
+    "#" blocker, "." hole, "?" unknown) and `classes` (each class's letter, name, role,
+    kind, colour and cells on this board)."""
     out: dict[str, Any] = {
         "rows": reading.rows,
         "cols": reading.cols,
@@ -183,10 +230,7 @@ def reading_json(
     }
     if profile is not None:
         out["kinds"] = profile.kind_grid(reading.labels)
-        out["classes"] = [
-            {"letter": label, "kind": profile.kind_of(label), "colour": colour}
-            for label, colour in sorted(class_colours(profile).items())
-        ]
+        out["classes"] = [c.as_dict() for c in class_infos(profile, reading.labels)]
     return out
 
 
@@ -198,7 +242,9 @@ __all__ = [
     "calibrate_frame",
     "cell_description",
     "class_colours",
+    "class_infos",
     "kind_labels",
+    "learn",
     "reading_json",
     "sample_board",
 ]

@@ -17,10 +17,10 @@ layers (glass, jelly, a lit slot) may come out as several clusters; those whose 
 top match are joined again afterwards (`agent.vision.layers`).
 
 Empty cells are not a class of their own choosing: a cluster whose cells have nothing
-in the middle (a flat centre, the board's bare slot) is empty, and so is a hole of an
+in the middle (a flat centre of a neutral colour, the board's bare slot) is empty, and so is a hole of an
 irregular board (found by `agent.vision.locate`). Both are labelled ".".
 
-Classes get letters A, B, C, ... in reading order of their first cell (row by row, left
+Classes get letters A, B, C, ... (then a, b, c ...) in reading order of their first cell (row by row, left
 to right), so the same board always gets the same letters.
 """
 
@@ -33,14 +33,23 @@ from typing import Sequence, cast
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from agent.vision.classify import EMPTY_LABEL, pairwise_distances
+from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL, pairwise_distances
 from agent.vision.layers import merge_layer_splits
 
 NOISE_FLOOR = 2.5  # Lab RMS units: merges below this are screenshot noise
 MIN_GAP = 1.6  # the widest gap must be at least this ratio to split at all
 _NEAR_WIDEST = 0.8
-EMPTY_CONTRAST = 4.0  # Lab units: a cell centre flatter than this holds no tile
-CLASS_NAMES = string.ascii_uppercase
+EMPTY_CONTRAST = 4.0  # Lab units: a cell centre flatter than this holds no tile ...
+# ... unless it is of a vivid colour: boards show their empty slots in neutral colours
+# (grey, dark, translucent), and a flat cell of a vivid colour is a plain tile that fills
+# its cell. Measured (mean Lab chroma of the centre): empty slots 0-14 (Color Lines,
+# the simulated boards, Lights Out's unlit buttons), flat tiles 24-42 (the unseen-screen
+# bench's flat squares), tiles with a piece on top far above.
+EMPTY_CHROMA = 20.0
+# A live frame of a seven-colour game shows each colour in several looks (plain, lit,
+# special, mid-spin): 15 to 26 classes were measured on Bejeweled Blitz frames, so the
+# letters go on in lower case rather than refuse a board for having many looks.
+CLASS_NAMES = string.ascii_uppercase + string.ascii_lowercase
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,7 +62,7 @@ class Clustering:
 
     @property
     def classes(self) -> list[str]:
-        return sorted({v for row in self.labels for v in row} - {EMPTY_LABEL})
+        return sorted({v for row in self.labels for v in row} - {EMPTY_LABEL, UNKNOWN_LABEL})
 
 
 def cut_height(dist: np.ndarray) -> tuple[np.ndarray, float]:
@@ -85,6 +94,14 @@ def centre_contrast(lab_cells: np.ndarray, inset: float = 0.2) -> np.ndarray:
     return cast(np.ndarray, np.sqrt(inner.var(axis=1).sum(axis=1)))
 
 
+def centre_chroma(lab_cells: np.ndarray, inset: float = 0.2) -> np.ndarray:
+    """Mean Lab chroma inside the middle of each sampled cell (n, s, s, 3) -> (n,)."""
+    s = lab_cells.shape[1]
+    a = int(round(inset * s))
+    inner = lab_cells[:, a : s - a, a : s - a].reshape(len(lab_cells), -1, 3)
+    return cast(np.ndarray, np.hypot(inner[..., 1], inner[..., 2]).mean(axis=1))
+
+
 def symmetric_distances(features: np.ndarray, swapped: np.ndarray) -> np.ndarray:
     """Distances between cells that do not depend on the frame's channel order.
 
@@ -104,6 +121,7 @@ def cluster_cells(
     holes: np.ndarray | None = None,
     views: Sequence[np.ndarray] = (),
     margin: int = 0,
+    unknown: np.ndarray | None = None,
 ) -> Clustering:
     """Cluster the cells of a rows x cols board and name the classes.
 
@@ -112,17 +130,26 @@ def cluster_cells(
     `holes` (rows, cols) marks cells known to be outside an irregular board. `views`, the
     cells' sampled Lab images (n, s, s, 3) in each channel order, with `margin` samples
     of border, let clusters that differ only in the layer under the tile be joined
-    (see agent.vision.layers); without them no cluster is joined.
+    (see agent.vision.layers); without them no cluster is joined. `unknown` (rows, cols)
+    marks cells that cannot be read (moving or covered): they are labelled "?".
     """
     n = rows * cols
     holes_flat = np.zeros(n, bool) if holes is None else np.asarray(holes, bool).ravel()
-    keep = np.flatnonzero(~holes_flat)
+    # cells known to be unreadable (moving, covered: see agent.vision.cover) are left out
+    # of the cut, which they would distort, and labelled "?"
+    unknown_flat = np.zeros(n, bool) if unknown is None else np.asarray(unknown, bool).ravel()
+    keep = np.flatnonzero(~holes_flat & ~unknown_flat)
     groups = np.full(n, -1, dtype=np.int64)
     t = 0.0
     if keep.size:
         ids, t = cut_height(dist[np.ix_(keep, keep)])
         groups[keep] = ids
-    empty = {int(g) for g in np.unique(groups[keep]) if float(np.median(contrast[groups == g])) < EMPTY_CONTRAST}
+    # (the lower over the channel orders: the same decision whichever order came first)
+    chroma = np.min([centre_chroma(v) for v in views], axis=0) if views else np.zeros(n)
+    empty = {
+        int(g) for g in np.unique(groups[keep])
+        if float(np.median(contrast[groups == g])) < EMPTY_CONTRAST and float(np.median(chroma[groups == g])) < EMPTY_CHROMA
+    }  # fmt: skip
     tiles = [int(g) for g in np.unique(groups[keep]) if int(g) not in empty]
     groups = merge_layer_splits(groups, dist, views, margin, tiles)
     names = np.full(n, EMPTY_LABEL, dtype=object)
@@ -142,5 +169,7 @@ def cluster_cells(
     for i in range(n):
         if groups[i] >= 0:
             names[i] = seen[int(groups[i])]
+        elif unknown_flat[i] and not holes_flat[i]:
+            names[i] = UNKNOWN_LABEL
     labels = names.reshape(rows, cols).tolist()
     return Clustering(labels=labels, groups=groups.reshape(rows, cols), threshold=t)

@@ -43,6 +43,11 @@ Anything else (a multicoloured special, a piece mid-fall between two colours, a 
 covered by a score) stays a kind of its own: an unmerged variant costs a class, a wrong
 merge a misread board.
 
+Each class also gets its role (agent.vision.roles): anchors are tiles, joined classes
+specials of their colour, an unjoined class of many hues at once a colourless special,
+and, where the game's rules say where matchable pieces cannot lie (`RoleHints`), classes
+that lie there are blockers, "#" in the kinds view.
+
 Empty cells and holes are ".", unknown cells "?", in both views.
 """
 
@@ -56,6 +61,10 @@ import numpy as np
 
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
 from agent.vision.layers import object_mask
+from agent.vision.roles import (
+    MIN_SYMMETRIC, MULTICOLOUR, MULTICOLOUR_SHARE, RUN_SHARE, SYMMETRY_CHANCE, RoleHints, colour_name, hue_resultant,
+    in_runs, kind_for, symmetry_chance,
+)  # fmt: skip
 
 CHROMA_MIN = 0.12  # max - min of RGB in [0, 1]: a pixel less colourful than this is grey (white, black, glow)
 ACHROMATIC_SHARE = 0.25  # a class with fewer coloured object pixels than this has no hue
@@ -69,8 +78,9 @@ RATIO = 0.4  # at most this share of the distance to the second-nearest anchor (
 
 @dataclass(frozen=True)
 class Kind:
-    """One colour kind: its letter (that of its largest class), the classes in it, and
-    what it looks like (a representative BGR of its pieces, for a legend)."""
+    """One colour kind: its letter (that of its largest class; "#" for the blockers),
+    the classes in it, and what it looks like (a representative BGR of its pieces, for a
+    legend)."""
 
     letter: str
     classes: tuple[str, ...]
@@ -81,14 +91,19 @@ class Kind:
 
 @dataclass(frozen=True)
 class KindMap:
-    """Class letter -> kind letter, and the kinds. Labels it does not know ('.', '?', a
-    class it was not made with) map to themselves."""
+    """Class letter -> kind letter (the colour's, whatever the role), the role and a
+    plain name of every class, and the kinds. Labels it does not know ('.', '?', a class
+    it was not made with) map to themselves."""
 
     of_class: dict[str, str]
     kinds: list[Kind] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    bgr: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # per class, for legends
 
     def kind_of(self, label: str) -> str:
-        return self.of_class.get(label, label)
+        """The class's letter in the kinds view: its colour, "#" blocker, "." no tile."""
+        return kind_for(label, self.roles.get(label), self.of_class.get(label))
 
     def grid(self, labels: Sequence[Sequence[str]]) -> list[list[str]]:
         return [[self.kind_of(v) for v in row] for row in labels]
@@ -219,7 +234,8 @@ def _bgr(lab: np.ndarray) -> tuple[int, int, int]:
     return int(b), int(g), int(r)
 
 
-def kinds_of(labels: Sequence[Sequence[str]], views: Sequence[np.ndarray], margin: int = 0) -> KindMap:
+def kinds_of(labels: Sequence[Sequence[str]], views: Sequence[np.ndarray], margin: int = 0,
+             hints: RoleHints | None = None) -> KindMap:  # fmt: skip
     """Group a calibration's classes into colour kinds.
 
     `labels` the classes per cell (rows x cols; "." and "?" are no class), `views` the
@@ -227,7 +243,8 @@ def kinds_of(labels: Sequence[Sequence[str]], views: Sequence[np.ndarray], margi
     with the first in the frame's own (BGR) order (the kinds' legend colours come from
     it), `margin` samples of each cell's border to leave out (see
     agent.vision.calibrate.CellSamples). With both orders the result is the same
-    whichever is first, colours aside."""
+    whichever is first, colours aside. `hints` (the game's, see agent.vision.roles) let
+    blockers be told by where they lie; without them no class is a blocker."""
     flat = [v for row in labels for v in row]
     if not views:
         raise ValueError("kinds need the cells' pixels: at least one view")
@@ -244,13 +261,70 @@ def kinds_of(labels: Sequence[Sequence[str]], views: Sequence[np.ndarray], margi
     sigs = _class_signatures(flat, views, margin, names)
     floor = max(ANCHOR_MIN, ANCHOR_SHARE * max(counts.values()))
     anchors = [n for n in names if counts[n] >= floor]
-    of_class = {n: n for n in names} | _joins(sigs, anchors, [n for n in names if counts[n] < floor])
+    small = [n for n in names if counts[n] < floor]
+    joins = _joins(sigs, anchors, small)
+    of_class = {n: n for n in names} | joins
+    roles = {n: "tile" if n in anchors or n not in joins else "special" for n in names}
+    for n in small:
+        sig = sigs[n]
+        if n not in joins and not sig.achromatic and sig.share >= MULTICOLOUR_SHARE and hue_resultant(sig.hue) < MULTICOLOUR:
+            roles[n] = "colourless"
+    if hints is not None:
+        for n in _blockers(labels, names, counts, sigs, anchors, of_class, hints):
+            roles[n] = "blocker"
+    bgr = {n: _bgr(sigs[n].lab[0]) for n in names}
     kinds = []
     for letter in sorted(set(of_class.values())):
         members = tuple(n for n in names if of_class[n] == letter)
         sig = sigs[letter]
-        kinds.append(Kind(letter, members, _bgr(sig.lab[0]), sig.achromatic, sum(counts[n] for n in members)))
-    return KindMap(of_class, kinds)
+        kinds.append(Kind(letter, members, bgr[letter], sig.achromatic, sum(counts[n] for n in members)))
+    return KindMap(of_class, kinds, roles, _names(names, roles, of_class, bgr), bgr)
+
+
+def _blockers(labels: Sequence[Sequence[str]], names: list[str], counts: dict[str, int], sigs: dict[str, _Signature],
+              anchors: list[str], of_class: dict[str, str], hints: RoleHints) -> set[str]:  # fmt: skip
+    """The classes whose place on the board says they are not matchable (see roles)."""
+    rows, cols = len(labels), len(labels[0]) if labels else 0
+    board = {(r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v != EMPTY_LABEL}
+    where = {n: {(r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v == n} for n in names}
+    out: set[str] = set()
+    for n in names:
+        cells = where[n]
+        if hints.run_length is not None and len(in_runs(cells, hints.run_length)) >= RUN_SHARE * len(cells) > 0:
+            out.add(n)
+        elif hints.symmetric_layouts and len(cells) >= MIN_SYMMETRIC:
+            chance = symmetry_chance(cells, board, rows, cols)
+            if chance is not None and chance < SYMMETRY_CHANCE:
+                out.add(n)
+    if hints.symmetric_layouts:
+        # a rarer look of an obstacle: symmetric itself, and its nearest colour an obstacle
+        for n in names:
+            if n in out or n in anchors:
+                continue
+            family = [a for a in anchors if sigs[a].achromatic == sigs[n].achromatic]
+            if not family:
+                continue
+            nearest = min(family, key=lambda a: _distance(sigs[n], sigs[a]))
+            if nearest in out and symmetry_chance(where[n], board, rows, cols) is not None:
+                out.add(n)
+    # every look joined to an obstacle's colour is that obstacle
+    out |= {n for n in names if of_class[n] in out}
+    return out
+
+
+def _names(names: list[str], roles: dict[str, str], of_class: dict[str, str],
+           bgr: dict[str, tuple[int, int, int]]) -> dict[str, str]:  # fmt: skip
+    """A plain name per class ("red tile", "red special", "grey blocker"); a name two
+    classes would share gets the class letter."""
+    raw = {}
+    for n in names:
+        role = roles[n]
+        colour = "multicolour" if role == "colourless" else colour_name(bgr[of_class[n]])
+        raw[n] = f"{colour} {'special' if role == 'colourless' else role}"
+    seen: dict[str, int] = {}
+    for v in raw.values():
+        seen[v] = seen.get(v, 0) + 1
+    return {n: v if seen[v] == 1 else f"{v} {n}" for n, v in raw.items()}
 
 
 __all__ = ["Kind", "KindMap", "hexagon_hue", "hue_distance", "kinds_of"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from typing import Sequence
+
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
 from agent.vision.grid import BBox, cell_edges
 
@@ -38,8 +40,11 @@ def draw_overlay(
     confidence: np.ndarray,
     low: float = 0.5,
     title: str | None = None,
+    legend: Sequence[tuple[str, str, str]] = (),
 ) -> np.ndarray:
-    """The overlay image (BGR uint8, same size as frame)."""
+    """The overlay image (BGR uint8, same size as frame). `legend`: (letter, what it is,
+    "#rrggbb") per class, drawn in a box at the bottom left, below the board if there
+    is room."""
     rows, cols = len(labels), len(labels[0])
     out = (frame.astype(np.float32) * 0.45).astype(np.uint8)  # dim everything ...
     x0, y0, x1, y1 = (int(v) for v in bbox)
@@ -74,6 +79,8 @@ def draw_overlay(
                 org = (int(xs[c + 1] - m - tw - 2), int(ys[r + 1] - m - 3))
                 cv2.putText(out, note, org, font, small, OUTLINE, 3 * thick, cv2.LINE_AA)
                 cv2.putText(out, note, org, font, small, LOW, thick, cv2.LINE_AA)
+    if legend:
+        _draw_legend(out, legend, y1)
     if title:
         s = max(0.5, frame.shape[1] / 1600)
         (tw, th), base = cv2.getTextSize(title, font, s, max(1, round(2 * s)))
@@ -81,3 +88,25 @@ def draw_overlay(
         cv2.putText(out, title, (10, th + 8), font, s, TEXT, max(1, round(2 * s)), cv2.LINE_AA)
     return out
 
+
+
+def _draw_legend(out: np.ndarray, legend: Sequence[tuple[str, str, str]], board_bottom: int) -> None:
+    """Letter in its overlay colour, a swatch of the class's own colour, and its role
+    and name: one line per class, in a black box."""
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    h, w = out.shape[:2]
+    s = max(0.4, w / 2000)
+    thick = max(1, round(1.5 * s))
+    (_, th), base = cv2.getTextSize("Ag", font, s, thick)
+    line = th + base + 6
+    width = min(w, max(cv2.getTextSize(f"W  {what}", font, s, thick)[0][0] for _, what, _ in legend) + 3 * line)
+    height = line * len(legend) + 8
+    top = board_bottom + 8 if board_bottom + 8 + height <= h else max(0, h - height)
+    cv2.rectangle(out, (0, top), (width, min(h, top + height)), (0, 0, 0), -1)
+    for i, (letter, what, colour) in enumerate(legend):
+        y = top + 4 + (i + 1) * line - base - 3
+        cv2.putText(out, letter, (6, y), font, s, _colour(letter), thick, cv2.LINE_AA)
+        if len(colour) == 7 and colour.startswith("#"):
+            r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+            cv2.rectangle(out, (6 + line, y - th), (6 + line + th, y), (b, g, r), -1)
+        cv2.putText(out, what, (10 + line + th, y), font, s, TEXT, thick, cv2.LINE_AA)

@@ -31,8 +31,10 @@ One TOML file per phone and resolution in `device_profiles/`, named by
     [games.match3.hud]                  # optional named screen regions, as fractions
     steps = [0.1, 0.05, 0.3, 0.1]
 
-    [games.match3.classes.B]            # optional, one per tile class: its colour kind
-    kind = "A"                          # the kind's letter ("." for none); default: the class itself
+    [games.match3.classes.B]            # optional, one per class: what it is to the game
+    role = "special"                    # tile, special, colourless, blocker, hole or layer (default tile)
+    kind = "A"                          # its colour kind's letter ("." for none); default: the class itself
+    name = "red special"                # for people: legends, reports
 
     [[games.match3.exemplars]]          # one per exemplar
     label = "A"
@@ -62,6 +64,7 @@ import tomli_w
 from agent.files import InputProblem, read_capped, write_atomic
 from agent.errors import ProfileError
 from agent.vision.classify import EMPTY_LABEL, Exemplar, Reading, UNKNOWN_LABEL, classify
+from agent.vision.roles import ROLES, kind_for
 from agent.vision.features import DEFAULT_INSET, DEFAULT_PATCH, FEATURE_VERSION, cell_features, feature_length
 from agent.vision.grid import BBox, Frac, bbox_to_frac, frac_to_bbox
 from agent.vision.settle import SettleSettings
@@ -117,6 +120,9 @@ class GameProfile:
     source: str | None = None  # who made it: "calibrated", "sim-layout", or None (by hand)
     # class label -> colour kind (agent.vision.kinds); a class not in it is its own kind
     kinds: dict[str, str] = field(default_factory=dict)
+    # class label -> role (agent.vision.roles.ROLES); a class not in it is a tile
+    roles: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # class label -> a name for people
 
     def __post_init__(self) -> None:
         # normalise container and number types so equality survives a TOML round trip
@@ -131,6 +137,11 @@ class GameProfile:
         set_(self, "min_confidence", float(self.min_confidence))
         set_(self, "inset", float(self.inset))
         set_(self, "kinds", {str(k): str(v) for k, v in self.kinds.items()})
+        set_(self, "roles", {str(k): str(v) for k, v in self.roles.items() if v != "tile"})
+        set_(self, "names", {str(k): str(v) for k, v in self.names.items() if v})
+        bad = sorted(set(self.roles.values()) - set(ROLES))
+        if bad:
+            raise ValueError(f"unknown roles {bad}: a class is one of {', '.join(ROLES)}")
 
     @classmethod
     def from_bbox(
@@ -157,8 +168,17 @@ class GameProfile:
         )
 
     def kind_of(self, label: str) -> str:
-        """The colour kind of a class label ("." and "?" are their own)."""
-        return self.kinds.get(label, label)
+        """A class label in the colour-kind view: its colour kind's letter, "#" for a
+        blocker, "." for a hole or bare layer ("." and "?" are their own)."""
+        return kind_for(label, self.roles.get(label), self.kinds.get(label))
+
+    def role_of(self, label: str) -> str:
+        return self.roles.get(label, "tile")
+
+    @property
+    def class_labels(self) -> list[str]:
+        """The tile classes the exemplars hold (every label but ".")."""
+        return sorted({e.label for e in self.exemplars} - {EMPTY_LABEL})
 
     def kind_grid(self, labels: Sequence[Sequence[str]]) -> list[list[str]]:
         return [[self.kind_of(v) for v in row] for row in labels]
@@ -386,11 +406,12 @@ class _Checker:
         hud_t = self.table(g.get("hud", {}), f"{k}.hud")
         hud = {hk: self.fractions(hv, f"{k}.hud.{_key(hk)}") for hk, hv in hud_t.items()}
         exemplars = self.exemplars(self.get(g, k, "exemplars", f"[[{k}.exemplars]] tables"), k, patch)
-        kinds = self.kinds(g.get("classes", {}), f"{k}.classes", {e.label for e in exemplars})
+        kinds, roles, names = self.classes(g.get("classes", {}), f"{k}.classes", {e.label for e in exemplars})
         return GameProfile(
             game=name, rows=rows, cols=cols, board_bbox=bbox, board_frac=frac, exemplars=exemplars,
             feature_version=version, swipe_ms=swipe_ms, settle=settle, min_confidence=min_conf,
             max_distance=max_dist, hud=hud, inset=inset, patch=patch, source=source, kinds=kinds,
+            roles=roles, names=names,
         )  # fmt: skip
 
     def settle(self, value: Any, k: str) -> SettleSettings:
@@ -404,22 +425,37 @@ class _Checker:
             timeout_s=self.number(t.get("timeout_s", d.timeout_s), f"{k}.timeout_s", 0.0, 600.0, open_lo=True),
         )
 
-    def kinds(self, value: Any, key: str, labels: set[str]) -> dict[str, str]:
-        """[games.G.classes.X] tables: the colour kind of each tile class X."""
+    def classes(self, value: Any, key: str, labels: set[str]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+        """[games.G.classes.X] tables: the colour kind, role and name of each class X."""
         t = self.table(value, key)
-        out = {}
+        kinds: dict[str, str] = {}
+        roles: dict[str, str] = {}
+        names: dict[str, str] = {}
         for label, entry in t.items():
             ck = f"{key}.{_key(label)}"
             if label not in labels or label == EMPTY_LABEL:
                 known = ", ".join(sorted(labels - {EMPTY_LABEL})) or "none"
                 raise self.fail(ck, f"no tile class {label!r} among the exemplars (they have: {known})")
             e = self.table(entry, ck)
-            self.only(e, ck, ["kind"])
-            kind = self.get(e, ck, "kind", 'a kind letter such as "A", or "."')
-            if not isinstance(kind, str) or not (kind == EMPTY_LABEL or re.fullmatch(r"[A-Za-z]+", kind)):
-                raise self.fail(f"{ck}.kind", f'expected letters (a kind such as "A") or ".", got {_got(kind)}')
-            out[label] = kind
-        return out
+            self.only(e, ck, ["kind", "role", "name"])
+            if not e:
+                raise self.fail(ck, "an empty table: give the class a role, kind or name, or remove the table")
+            if "kind" in e:
+                kind = e["kind"]
+                if not isinstance(kind, str) or not (kind == EMPTY_LABEL or re.fullmatch(r"[A-Za-z]+", kind)):
+                    raise self.fail(f"{ck}.kind", f'expected letters (a kind such as "A") or ".", got {_got(kind)}')
+                kinds[label] = kind
+            if "role" in e:
+                role = e["role"]
+                if role not in ROLES:
+                    raise self.fail(f"{ck}.role", f"expected one of {', '.join(ROLES)}, got {_got(role)}")
+                roles[label] = role
+            if "name" in e:
+                name = self.string(e["name"], f"{ck}.name")
+                if len(name) > 80 or not name.isprintable():
+                    raise self.fail(f"{ck}.name", "expected a printable name of at most 80 characters")
+                names[label] = name
+        return kinds, roles, names
 
     def exemplars(self, value: Any, k: str, patch: int) -> list[Exemplar]:
         key = f"{k}.exemplars"
@@ -494,8 +530,18 @@ def _to_toml(profile: DeviceProfile) -> dict[str, Any]:
         }
         if g.hud:
             t["hud"] = {k: [float(x) for x in v] for k, v in g.hud.items()}
-        if g.kinds:
-            t["classes"] = {label: {"kind": kind} for label, kind in sorted(g.kinds.items())}
+        classes: dict[str, dict[str, str]] = {}
+        for label in sorted(set(g.kinds) | set(g.roles) | set(g.names)):
+            entry = {}
+            if label in g.roles:
+                entry["role"] = g.roles[label]
+            if label in g.kinds:
+                entry["kind"] = g.kinds[label]
+            if label in g.names:
+                entry["name"] = g.names[label]
+            classes[label] = entry
+        if classes:
+            t["classes"] = classes
         t["exemplars"] = [
             {"label": e.label, "features": [round(float(v), 4) for v in e.features]} for e in g.exemplars
         ]

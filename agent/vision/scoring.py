@@ -3,7 +3,9 @@
 A reader's class names mean nothing by themselves, so cells are scored under the best
 one-to-one mapping of its classes to the label's names (Hungarian assignment on the
 confusion counts): over-splitting one kind into two classes costs the smaller part,
-merging two kinds costs the smaller kind. "." (no tile) maps only to ".". A cell the
+merging two kinds costs the smaller kind. "." (no tile) maps only to ".", and "#" (a
+blocker) only to "#": a blocker read as a colour is a misread board, whatever the
+mapping; every other name (a colourless special "*" too) is a class like any. A cell the
 label marks "?" (its author could not tell: a gem mid-fall, a score over it) is not
 scored; a cell the reader calls "?" is scored and never right.
 
@@ -26,6 +28,8 @@ from agent.errors import AgentError
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
 
 UNSCORED = UNKNOWN_LABEL  # in a truth label: a cell nobody could label
+BLOCKER = "#"  # a cell of the board that holds an obstacle, not a tile
+FIXED = (EMPTY_LABEL, BLOCKER)  # names that map only to themselves
 Grid = Sequence[Sequence[str]]
 Box = Sequence[int]
 
@@ -61,12 +65,29 @@ class CellScore:
 
 def cell_score(got: Grid, truth: Grid) -> CellScore:
     """Cells right under the best one-to-one mapping of `got`'s classes to `truth`'s names
-    (both rows x cols; "." only to ".", truth "?" not scored, got "?" never right)."""
+    (both rows x cols; "." only to "." and "#" only to "#", truth "?" not scored, got "?"
+    never right)."""
+    pairs = _scored_pairs(got, truth)
+    mapping = _mapping(pairs)
+    return CellScore(sum(mapping.get(a) == b for a, b in pairs), len(pairs))
+
+
+def best_mapping(got: Grid, truth: Grid) -> dict[str, str]:
+    """The one-to-one mapping `cell_score` scores under: each of `got`'s names that is
+    mapped to a name of `truth` ("." to ".", "#" to "#"; a class left out of the mapping
+    is absent: it is wrong wherever it is)."""
+    return _mapping(_scored_pairs(got, truth))
+
+
+def _scored_pairs(got: Grid, truth: Grid) -> list[tuple[str, str]]:
     if [len(r) for r in got] != [len(r) for r in truth]:
         raise ValueError(f"grids differ: {len(got)} rows of {[len(r) for r in got]} vs {[len(r) for r in truth]}")
-    pairs = [(a, b) for ga, tb in zip(got, truth) for a, b in zip(ga, tb) if b != UNSCORED]
-    right = sum(a == EMPTY_LABEL and b == EMPTY_LABEL for a, b in pairs)
-    tiles = [(a, b) for a, b in pairs if a not in (EMPTY_LABEL, UNKNOWN_LABEL) and b != EMPTY_LABEL]
+    return [(a, b) for ga, tb in zip(got, truth) for a, b in zip(ga, tb) if b != UNSCORED]
+
+
+def _mapping(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    out = {v: v for v in FIXED if any(a == v and b == v for a, b in pairs)}
+    tiles = [(a, b) for a, b in pairs if a not in (*FIXED, UNKNOWN_LABEL) and b not in FIXED]
     gc = sorted({a for a, _ in tiles})
     tc = sorted({b for _, b in tiles})
     if tiles:
@@ -74,9 +95,10 @@ def cell_score(got: Grid, truth: Grid) -> CellScore:
         gi, ti = {v: i for i, v in enumerate(gc)}, {v: i for i, v in enumerate(tc)}
         for a, b in tiles:
             m[gi[a], ti[b]] += 1
-        r, c = linear_sum_assignment(-m)
-        right += int(m[r, c].sum())
-    return CellScore(right, len(pairs))
+        for r, c in zip(*linear_sum_assignment(-m)):
+            if m[r, c] > 0:
+                out[gc[r]] = tc[c]
+    return out
 
 
 def cell_accuracy(got: Grid, truth: Grid) -> float:

@@ -53,3 +53,26 @@ def test_farm_of_simulated_phones_plays_every_game(game, private_adb_port, tmp_p
         records = read_journal(path)
         assert records[0]["type"] == "start" and records[0]["game"] == game, path
         assert records[-1]["type"] == "stop", path
+
+
+def test_calibrate_learns_from_several_still_frames_of_a_phone_then_plays(private_adb_port, tmp_path):
+    """`agent calibrate --serial S --frames 2` on a phone served on the wire (no profile
+    given to it), then `agent play` with the profile it wrote."""
+    from agent.device.adb import AdbTarget
+    from agent.simphone.fleet import SimFleet
+
+    _, port = private_adb_port
+    profiles = tmp_path / "profiles"
+    with SimFleet(1, AdbTarget("127.0.0.1", port), profiles=tmp_path / "sim-profiles", game="match3",
+                  log_dir=tmp_path / "logs") as fleet:  # (its own profile goes elsewhere: calibration writes one)
+        serial = fleet.serials[0]
+        cal = _agent("calibrate", "--serial", serial, "--frames", "2", "--every", "0.2", "--json",
+                     "--profiles", str(profiles))  # fmt: skip
+        assert cal.returncode == 0, cal.stderr[-3000:]
+        out = json.loads(cal.stdout)
+        assert out["frames"] == 2 and out["rows"] == 8 and "?" not in {v for row in out["cells"] for v in row}
+        assert {c["role"] for c in out["classes"]} <= {"tile", "special"}
+        r = _agent("play", "--serial", serial, "--moves", "2", "--json", "--profiles", str(profiles),
+                   "--runs", str(tmp_path / "runs"))  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads(r.stdout)["confirmed"] >= 1

@@ -442,7 +442,8 @@ def test_calibrate_an_image_writes_profile_and_overlay(sim_png, tmp_path):
     r = runner.invoke(app, ["calibrate", "--image", str(path), "--profiles", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert set(out) == {"rows", "cols", "board_bbox", "cells", "confidence", "kinds", "classes"}
+    assert set(out) == {"rows", "cols", "board_bbox", "cells", "confidence", "kinds", "classes", "frames", "unsettled"}
+    assert out["frames"] == 1 and out["unsettled"] == []
     assert (out["rows"], out["cols"]) == (8, 8)
     assert iou(out["board_bbox"], phone.layout.board_bbox) >= 0.95
     assert len(out["cells"]) == 8 and all(len(row) == 8 for row in out["cells"])

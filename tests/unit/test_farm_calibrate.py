@@ -46,8 +46,8 @@ def test_an_unsure_calibration_writes_the_overlay_but_no_profile(tmp_path, monke
 
     real = cal_mod.calibrate_frame
 
-    def unsure(frame, game):
-        cal = real(frame, game)
+    def unsure(frame, game, **kw):
+        cal = real(frame, game, **kw)
         monkeypatch.setattr(type(cal), "low_confidence", property(lambda self: [(0, 0)]))
         return cal
 

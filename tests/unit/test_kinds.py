@@ -227,7 +227,10 @@ def test_calibrate_and_read_print_the_same_kinds(tmp_path):
     assert cell_score(back["kinds"], truth).share == 1.0
     human = runner.invoke(app, ["calibrate", "--image", str(image), "--profiles", str(profiles), "--yes"])
     assert human.exit_code == 0, human.output
-    assert "colour kinds" in human.output and "5:" in human.output
+    legend = [line for line in human.output.splitlines() if line.startswith("│ ") and "│" in line[2:]]
+    roles = [line.split("│")[2].strip() for line in legend if line.split("│")[1].strip().isalpha()]
+    assert roles.count("tile") == 5 and "special" in roles, human.output
+    assert "kinds (a tile and its specials one letter" in human.output
 
 
 # -- real screenshots ----------------------------------------------------------------------------
@@ -287,3 +290,19 @@ def test_kinds_never_merge_what_the_six_shots_tell_apart(shot):
         by_kind.setdefault(kind, set()).add(majority[name])
     assert all(len(v) == 1 for v in by_kind.values()), by_kind
     assert cell_score(kinds, truth).share >= cell_score(cal.reading.labels, shot.cells).share
+
+
+def test_a_board_of_many_looks_gets_lower_case_letters_after_z():
+    from agent.vision.cluster import CLASS_NAMES, cluster_cells
+
+    def clustered(n: int) -> set[str]:
+        # n looks, two cells each, every look 40 Lab units from every other
+        dist = np.full((2 * n, 2 * n), 40.0)
+        for i in range(n):
+            dist[2 * i, 2 * i + 1] = dist[2 * i + 1, 2 * i] = 0.5
+        np.fill_diagonal(dist, 0.0)
+        return {v for row in cluster_cells(dist, 2 * n, 1, np.full(2 * n, 50.0)).labels for v in row}
+
+    assert clustered(30) == set(CLASS_NAMES[:30]) and "d" in clustered(30)
+    with pytest.raises(ValueError, match=f"more than {len(CLASS_NAMES)} tile classes"):
+        clustered(len(CLASS_NAMES) + 1)

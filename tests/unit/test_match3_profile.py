@@ -25,7 +25,7 @@ def test_more_kinds_than_the_rules_hold_is_refused(n):
     rng = np.random.default_rng(1)
     exemplars = [Exemplar(name, rng.normal(0, 30, feature_length())) for name in names]
     profile = GameProfile.from_bbox("match3", 8, 8, (0, 0, 800, 800), 1080, 2400, exemplars)
-    with pytest.raises(ProfileError, match=f"{n} tile kinds.*at most {MAX_TYPES}") as info:
+    with pytest.raises(ProfileError, match=f"{n} colour kinds.*at most {MAX_TYPES}") as info:
         get_game("match3").screen.check_profile(profile)
     assert "calibrate" in info.value.hint
 

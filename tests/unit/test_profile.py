@@ -484,8 +484,13 @@ BAD_KINDS = [
     ({"B": {"kind": "A1"}}, 'games.match3.classes.B.kind: expected letters (a kind such as "A") or ".", got "A1"'),
     ({"B": {"kind": ""}}, "games.match3.classes.B.kind: expected letters"),
     ({"B": {"kind": "?"}}, "games.match3.classes.B.kind: expected letters"),
-    ({"B": {}}, "games.match3.classes.B.kind: missing"),
-    ({"B": {"kind": "A", "role": "tile"}}, "games.match3.classes.B.role: unknown key (expected one of: kind)"),
+    ({"B": {}}, "games.match3.classes.B: an empty table"),
+    ({"B": {"kind": "A", "colour": "red"}}, "games.match3.classes.B.colour: unknown key (expected one of: kind, role, name)"),
+    ({"B": {"role": "wall"}}, 'games.match3.classes.B.role: expected one of tile, special, colourless, blocker, hole, layer, got "wall"'),
+    ({"B": {"role": 3}}, "games.match3.classes.B.role: expected one of"),
+    ({"B": {"name": ""}}, "games.match3.classes.B.name: expected a non-empty string"),
+    ({"B": {"name": "x" * 81}}, "games.match3.classes.B.name: expected a printable name of at most 80"),
+    ({"B": {"name": "a\nb"}}, "games.match3.classes.B.name: expected a printable name"),
     ({"B": "A"}, 'games.match3.classes.B: expected a table, got "A"'),
     ({"Z": {"kind": "A"}}, "games.match3.classes.Z: no tile class 'Z' among the exemplars (they have: A, B, C)"),
     ({".": {"kind": "A"}}, 'games.match3.classes.".": no tile class'),
@@ -517,3 +522,24 @@ def test_a_profile_with_kinds_of_unknown_classes_is_not_saved(tmp_path):
     with pytest.raises(ProfileError, match="classes.Q: no tile class"):
         save_profile(device, tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+def test_roles_and_names_round_trip_and_decide_the_kinds_view(tmp_path):
+    game = make_game(kinds={"B": "A"}, roles={"B": "special", "C": "blocker"}, names={"A": "red tile", "C": "crate"})
+    device = DeviceProfile("Pixel 7", 1080, 2400, None, {"match3": game})
+    path = save_profile(device, tmp_path / "p.toml")
+    text = path.read_text()
+    assert '[games.match3.classes.C]\nrole = "blocker"\nname = "crate"' in text
+    back = load_profile(path).games["match3"]
+    assert back == game
+    assert back.kind_grid([["A", "B", "C", ".", "?"]]) == [["A", "A", "#", ".", "?"]]
+    assert (back.role_of("A"), back.role_of("B"), back.role_of("C")) == ("tile", "special", "blocker")
+
+
+@pytest.mark.parametrize("role,shown", [("hole", "."), ("layer", "."), ("blocker", "#"), ("colourless", "C"), ("tile", "C")])
+def test_a_person_sets_a_role_by_editing_the_profile(tmp_path, role, shown):
+    doc = _valid_doc()
+    doc["games"]["match3"]["classes"] = {"C": {"role": role}}
+    path = tmp_path / "x.toml"
+    path.write_text(tomli_w.dumps(doc))
+    assert load_profile(path).games["match3"].kind_grid([["C", "A"]]) == [[shown, "A"]]

@@ -51,6 +51,7 @@ from agent.games.lightsout.solver import SolveResult, solver_for
 from agent.vision.classify import UNKNOWN_LABEL
 from agent.vision.grid import cell_centers
 from agent.vision.profile import GameProfile
+from agent.vision.roles import RoleHints
 
 VARIANTS = ("plain", "torus")  # the simulated phone's rule; the player starts from plain and learns
 
@@ -237,6 +238,8 @@ class LightsOutPlayer:
 
 
 class LightsOutScreen:
+    # lit and dark buttons lie in any pattern, symmetric puzzles included
+    role_hints = RoleHints()
     options = (
         Option("variant", "Simulated phone: the rule the phone plays by, plain Lights Out or the torus (neighbours "
                "wrap around the edges); the agent assumes plain and learns the torus from its taps.",

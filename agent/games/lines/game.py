@@ -34,6 +34,7 @@ from agent.games.lines.rules import Move
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
 from agent.vision.grid import cell_centers
 from agent.vision.profile import GameProfile
+from agent.vision.roles import RoleHints
 
 TAP_GAP_S = 0.08  # between the two taps of a move, as a finger would
 
@@ -98,6 +99,8 @@ class LinesPlayer:
 
 
 class LinesScreen:
+    # balls lie anywhere, five in a line only for an instant: nothing to tell blockers by
+    role_hints = RoleHints()
     options = (
         Option("solver", "player (the search player), greedy (clear a line when possible, else a random move) "
                "or random.", choices=PLAYERS, default="player"),

@@ -31,6 +31,7 @@ from agent.games.match3.verify import at_rest, check_outcome
 from agent.vision.grid import cell_centers
 from agent.errors import ProfileError
 from agent.vision.profile import GameProfile
+from agent.vision.roles import RoleHints
 
 
 def swipe_points(profile: GameProfile, move: Move) -> tuple[int, int, int, int]:
@@ -105,6 +106,8 @@ class Match3Player:
 
 
 class Match3Screen:
+    # at rest no colour lies three in a line, and levels place their obstacles by design
+    role_hints = RoleHints(run_length=3, symmetric_layouts=True)
     options = (
         Option("variant", "match3 rules: step (any swap costs a step) or classic (only matching swaps).",
                choices=VARIANTS, default="step"),
@@ -117,11 +120,12 @@ class Match3Screen:
     def check_profile(self, profile: GameProfile) -> None:
         # Refused before any move: a board of more kinds than the rules hold would fail on
         # the first frame read, mid-run.
-        kinds = label_types(profile)
-        if len(set(kinds.values())) > MAX_TYPES:
+        types = label_types(profile)
+        colours = sorted({profile.kind_of(lbl) for lbl in types})
+        if len(colours) > MAX_TYPES:
             raise ProfileError(
-                f"the {profile.game} profile has {len(set(kinds.values()))} tile kinds "
-                f"({', '.join(sorted(kinds))}); the match-3 rules hold at most {MAX_TYPES}",
+                f"the {profile.game} profile has {len(colours)} colour kinds "
+                f"({', '.join(colours)}); the match-3 rules hold at most {MAX_TYPES}",
                 hint="calibrate again on a still board (`agent calibrate --yes`), or give the classes of one "
                      "colour the same kind in the profile",
             )  # fmt: skip

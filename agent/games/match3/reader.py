@@ -22,12 +22,19 @@ class BoardRead:
         return float(self.reading.confidence.min())
 
 
+# Roles the match-3 board has no cell value for yet: a blocker (immovable) and a
+# colourless special (it matches nothing by colour) are both pieces that never match,
+# which the rules' UNKNOWN is; they are read with confidence all the same.
+_NO_COLOUR = ("blocker", "colourless")
+
+
 def label_types(profile: GameProfile) -> dict[str, int]:
-    """Profile class labels -> tile types. Every class of one colour kind (a tile, and its
-    lit, shaded and special looks) is one type, since it matches as that colour. Kinds
-    named A-H keep their meaning; any other names are numbered in sorted order. A class
-    whose kind is "." (a hole) has no type."""
-    labels = sorted({e.label for e in profile.exemplars if e.label not in (".", "?")})
+    """Profile class labels -> colour ids of the rules. Every class of one colour kind (a
+    tile, and its lit, shaded and special looks) is one colour, since it matches as that
+    colour; kinds named A-H keep their letter's colour (a hand-written profile's "B" is
+    the board notation's B), any other names are numbered in sorted order. Holes and bare layers have no colour, nor do blockers and colourless
+    specials (see _NO_COLOUR)."""
+    labels = [lbl for lbl in profile.class_labels if profile.role_of(lbl) not in _NO_COLOUR]
     kinds = sorted({profile.kind_of(lbl) for lbl in labels} - {".", "?"})
     index = {k: LETTERS.index(k) for k in kinds} if all(k in LETTERS for k in kinds) else {k: i for i, k in enumerate(kinds)}
     return {lbl: index[profile.kind_of(lbl)] for lbl in labels if profile.kind_of(lbl) in index}
@@ -43,5 +50,6 @@ def read_board(frame: np.ndarray, profile: GameProfile) -> BoardRead:
                 cells[r, c] = EMPTY
             elif lbl in types:
                 cells[r, c] = types[lbl]
-    confident = bool((cells != UNKNOWN).all()) and reading.min_confidence >= profile.min_confidence
+    read_all = reading.unknown_count == 0
+    confident = read_all and reading.min_confidence >= profile.min_confidence
     return BoardRead(Board(cells), reading, confident)

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from agent.games.match3.game import Match3Screen
 from agent.vision.calibrate import Calibration, calibrate_frame
 from agent.vision.locate import NoBoardError
 from agent.vision.scoring import CellScore, UNSCORED, LabelledShot, cell_score, class_count, iou, six_shots
@@ -84,23 +85,26 @@ def run(
     screen = f"simulated {size[0]}x{size[1]}"
     frame = sim_frame(size)
     note("calibrating")
-    cal = calibrate_frame(frame)
+    cal = calibrate_frame(frame, hints=HINTS)
     profile = cal.profile
     figures = []
     note("reading")
     t = _time(lambda: profile.read(frame), read_runs)
     figures.append(Figure("read a frame with a profile", screen, read_runs, float(np.median(t)), float(np.percentile(t, 95)), READ_TARGET_MS))
     note("calibrating")
-    t = _time(lambda: calibrate_frame(frame), calibrate_runs)
+    t = _time(lambda: calibrate_frame(frame, hints=HINTS), calibrate_runs)
     figures.append(
         Figure("calibrate from scratch", screen, calibrate_runs, float(np.median(t)), float(np.percentile(t, 95)), 1000 * CALIBRATE_TARGET_S)
     )
     for name, img in realshots(shared) if shared else []:
         note(f"calibrating {name}")
-        t = _time(partial(calibrate_frame, img), max(1, calibrate_runs // 2))
+        t = _time(partial(calibrate_frame, img, hints=HINTS), max(1, calibrate_runs // 2))
         figures.append(Figure("calibrate from scratch", name, len(t), float(np.median(t)), float(np.percentile(t, 95)), 1000 * CALIBRATE_TARGET_S))
     return figures
 
+
+# the labelled shots are match-3 boards (Color Lines' too holds no blockers to find)
+HINTS = Match3Screen.role_hints
 
 # -- accuracy on the labelled shots -----------------------------------------------------------
 
@@ -157,6 +161,32 @@ class ShotAccuracy:
         }  # fmt: skip
 
 
+# Sets whose labels are colour kinds, not looks (bbb's README: "a special gem is labelled
+# by its colour"): their appearance classes are not held to the cells target, since a
+# special's own class is right there, only their kinds are.
+KIND_LABELLED_SETS = ("bbb",)
+
+# Which labels of the shared shots are not their own colour kind (a special, a blocker),
+# from the labels' notes; kept with the tests, as the labels are test data.
+KINDS_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "realshots_kinds.json"
+
+
+def _kinds_of_labels() -> dict[str, dict[str, str]]:
+    import json
+
+    try:
+        data = json.loads(KINDS_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}  # an installed copy without the tests: labels are their own kinds
+    return {str(k): {str(a): str(b) for a, b in v.items()} for k, v in data["kinds"].items()}
+
+
+def kind_truth(shot: LabelledShot) -> list[list[str]]:
+    """A shot's labels as colour kinds: a special as its colour, a blocker as "#"."""
+    mapping = _kinds_of_labels().get(shot.name, {})
+    return [[mapping.get(v, v) for v in row] for row in shot.cells]
+
+
 def _scored(shot: LabelledShot) -> int:
     return sum(v != UNSCORED for row in shot.cells for v in row)
 
@@ -171,7 +201,7 @@ def score_calibration(shot: LabelledShot, cal: Calibration, frame: np.ndarray) -
     nothing = CellScore(0, _scored(shot))
     cells = cell_score(cal.labels, shot.cells) if exact else nothing
     view = kinds_view()
-    kind_score = None if view is None else (cell_score(view(cal, frame), shot.cells) if exact else nothing)
+    kind_score = None if view is None else (cell_score(view(cal, frame), kind_truth(shot)) if exact else nothing)
     return ShotAccuracy(shot.set, shot.name, screen, grid, label_grid, iou(b.bbox, shot.bbox),
                         class_count(cal.labels), shot.classes, cells, kind_score, cal.seconds)  # fmt: skip
 
@@ -184,7 +214,7 @@ def score_shot(shot: LabelledShot) -> tuple[ShotAccuracy, Calibration | None]:
     screen = (int(img.shape[1]), int(img.shape[0]))
     t = time.perf_counter()
     try:
-        cal = calibrate_frame(img)
+        cal = calibrate_frame(img, hints=HINTS)
     except NoBoardError as exc:
         nothing = CellScore(0, _scored(shot))
         kinds = None if kinds_view() is None else nothing
@@ -226,12 +256,15 @@ class AccuracyReport:
         """The issue's targets, each on every shot: grid exact, box IoU >= 0.9, and
         >= 98% of cells right (on cells, and on kinds when there are kinds)."""
         n = len(self.shots)
-        low_cells = [s.name for s in self.shots if s.cells.share < CELLS_TARGET]
+        looks = [s for s in self.shots if s.set not in KIND_LABELLED_SETS]
+        low_cells = [s.name for s in looks if s.cells.share < CELLS_TARGET]
+        looks_cells = sum((s.cells for s in looks), CellScore(0, 0))
         out = [
             Target("grid exact on every shot", self.grids_exact == n, f"{self.grids_exact} of {n}"),
             Target(f"box IoU >= {IOU_TARGET:g} on every shot", self.min_iou >= IOU_TARGET, f"min {self.min_iou:.3f}"),
-            Target(f"cells right >= {CELLS_TARGET:.0%} on every shot", not low_cells,
-                   f"{n - len(low_cells)} of {n}; {self.cells.share:.1%} of all scored cells"),
+            Target(f"cells right >= {CELLS_TARGET:.0%} on every shot labelled by look", not low_cells if looks else None,
+                   f"{len(looks) - len(low_cells)} of {len(looks)}; {looks_cells.share:.1%} of their scored cells"
+                   if looks else "no such shot"),
         ]  # fmt: skip
         kinds = self.kinds
         if kinds is None:
