@@ -26,7 +26,7 @@ from agent.vision.cluster import Clustering, centre_contrast, cluster_cells, sym
 from agent.vision.features import (
     DEFAULT_INSET, DEFAULT_PATCH, board_lab, cell_layout, features_from_lab, stat_weight,
 )  # fmt: skip
-from agent.vision.kinds import KindMap, kinds_of
+from agent.vision.kinds import KindMap, kinds_of, split_mixed_colours
 from agent.vision.locate import BoardFind, NoBoardError, find_boards
 from agent.vision.cover import check_not_covered, unsettled_cells
 from agent.vision.profile import GameProfile
@@ -150,7 +150,9 @@ def learn(
     """The profile learned from clustered cells (one frame's, or several frames' stacked:
     `cells`, `swapped` and the clustering's labels cover them all) and the first frame
     (`first`: its features) read back with it; unsettled cells read "?" there too."""
-    labels = clustering.labels
+    labels = split_mixed_colours(clustering.labels, (cells.lab, swapped.lab), cells.margin)
+    if labels != clustering.labels:
+        clustering = Clustering(labels, clustering.groups, clustering.threshold)
     kinds = kinds_of(labels, (cells.lab, swapped.lab), cells.margin, hints)
     exemplars = exemplars_from_labels(cells.features, labels, per_label=EXEMPLARS_PER_CLASS,
                                       per_empty=EXEMPLARS_PER_EMPTY)  # fmt: skip

@@ -30,6 +30,8 @@ Unsettled cells (`unsettled_cells`) are named and read "?", never clustered:
   with the softest look-alike, not the typical one, allows for where an edge falls
   between samples, which alone changes a sharp edge's gradient up to threefold.
 
+- and it is bare (BARE): what it holds fills little of it, where a panel behind the
+  board (its frame, a backing taken in by a box found too wide) is mostly tiles.
 Measured (the six real shots, the 20 bbb crops, the sim screens of every game, the
 synthetic boards of tests/unit/test_calibrate.py): panels drawn over 11 to 21 cells have
 solidity 0.87-0.99 and coherence 1.0; the board's own flat regions are rejected by
@@ -72,6 +74,12 @@ BOARD_COLOUR = 12.0  # a panel this near the board's own background colour is th
 LEFT_MIN = 0.25  # a panel over all but this share of the board is what the board was found in
 AROUND_SHARE = 0.3  # a panel whose colour is this share of what lies around the board is that surround
 DIM_GAP = 30.0
+# A dialog hides what is under it: what it holds (text, a button, icons) fills a small
+# part of it. A panel behind the board (its frame, a backing) shows the tiles on it, so
+# most of its filled outline is pieces, not panel. Measured: the flat share of the
+# drawn dialogs and popups 0.67-0.97; a board's dark backing seen with the board box
+# found too wide 0.31.
+BARE = 0.5
 _CLOSE = PANEL_CELL // 4
 _CLOSE_KERNEL = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * _CLOSE + 1, 2 * _CLOSE + 1))
 
@@ -148,6 +156,7 @@ def find_panels(frame: np.ndarray, board: BoardFind, debug: bool = False) -> lis
         filled = np.zeros_like(mask)
         cv2.drawContours(filled, contours, -1, 1, thickness=-1)
         solidity = float(filled.sum()) / (cw * ch)
+        bare = float(mask.sum()) / max(1.0, float(filled.sum()))
         pix = lab[y : y + ch, x : x + cw][mask > 0]
         med = np.median(pix, axis=0)
         coherent = float((np.linalg.norm(pix - med, axis=1) < COLOUR_NEAR).mean())
@@ -178,8 +187,9 @@ def find_panels(frame: np.ndarray, board: BoardFind, debug: bool = False) -> lis
         near_around = float((np.linalg.norm(lab[around] - med, axis=1) < COLOUR_NEAR).mean()) if around.any() else 0.0
         if debug:
             print(f"  region {i}: box {(x, y, cw, ch)} cells {area / cell_area:.1f} solidity {solidity:.2f} "
-                  f"coherent {coherent:.2f} colour {np.round(med, 1)} board-share {share:.2f} around {near_around:.2f} covered {covered}")
-        if solidity < SOLIDITY or coherent < COHERENT or board_like or near_around >= AROUND_SHARE:
+                  f"coherent {coherent:.2f} bare {bare:.2f} colour {np.round(med, 1)} board-share {share:.2f} "
+                  f"around {near_around:.2f} covered {covered}")
+        if solidity < SOLIDITY or coherent < COHERENT or board_like or near_around >= AROUND_SHARE or bare < BARE:
             continue
         bbox = (int(rx0 + x / sx), int(ry0 + y / sy), int(rx0 + (x + cw) / sx), int(ry0 + (y + ch) / sy))
         rest = lab[inside & ~full]

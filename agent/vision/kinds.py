@@ -60,6 +60,7 @@ import cv2
 import numpy as np
 
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
+from agent.vision.cluster import CLASS_NAMES
 from agent.vision.layers import object_mask
 from agent.vision.roles import (
     MIN_SYMMETRIC, MULTICOLOUR, MULTICOLOUR_SHARE, RUN_SHARE, SYMMETRY_CHANCE, RoleHints, colour_name, hue_resultant,
@@ -327,4 +328,102 @@ def _names(names: list[str], roles: dict[str, str], of_class: dict[str, str],
     return {n: v if seen[v] == 1 else f"{v} {n}" for n, v in raw.items()}
 
 
-__all__ = ["Kind", "KindMap", "hexagon_hue", "hue_distance", "kinds_of"]
+
+
+# -- two colours in one class ------------------------------------------------------------------
+
+SPLIT_GAP = 30.0  # degrees of hue between two groups of one class's cells: two colours
+SPLIT_MIN = ANCHOR_MIN  # cells in each group: fewer is a variant, not a colour
+
+
+def _circular_mean(hist: np.ndarray) -> float:
+    angles = (np.arange(HUE_BINS) + 0.0) * (2 * np.pi / HUE_BINS)
+    return float(np.degrees(np.arctan2((hist * np.sin(angles)).sum(), (hist * np.cos(angles)).sum())) % 360.0)
+
+
+def _two_hue_groups(hues: np.ndarray) -> np.ndarray | None:
+    """Split angles (degrees) into two groups at the two widest gaps on the circle, when
+    both gaps are at least SPLIT_GAP and both groups hold SPLIT_MIN: a mask of one group,
+    or None (one colour)."""
+    order = np.argsort(hues)
+    h = hues[order]
+    gaps = np.diff(np.concatenate([h, h[:1] + 360.0]))  # gap after each angle, around the circle
+    if len(h) < 2 * SPLIT_MIN:
+        return None
+    a, b = sorted(np.argsort(gaps)[-2:])
+    if gaps[a] < SPLIT_GAP or gaps[b] < SPLIT_GAP:
+        return None
+    group = np.zeros(len(h), bool)
+    group[order[a + 1 : b + 1]] = True  # the angles between the two gaps
+    if min(group.sum(), (~group).sum()) < SPLIT_MIN:
+        return None
+    return group
+
+
+def split_mixed_colours(labels: Sequence[Sequence[str]], views: Sequence[np.ndarray], margin: int = 0) -> list[list[str]]:
+    """`labels` with every class that holds two colours split in two.
+
+    The appearance cut is made on whole cells, so where pieces are small beside a bold
+    outline and slot, two colours of one shape family (a purple star, a blue moon) can
+    fall into one class. Each coloured cell's piece has one hue (lighting, shading, glow
+    and marks do not move it), so a class whose cells' hues form two groups apart by
+    SPLIT_GAP on both sides, each of SPLIT_MIN cells or more, is two colours; the smaller
+    group gets a new letter. Classes are then lettered again in reading order. Grey
+    pieces and cells with too few coloured pixels keep their class."""
+    flat = [v for row in labels for v in row]
+    cols = len(labels[0]) if labels else 0
+    names = sorted(set(flat) - {EMPTY_LABEL, UNKNOWN_LABEL})
+    if not names:
+        return [list(row) for row in labels]
+    s = views[0].shape[1]
+    out = list(flat)
+    fresh = iter(n for n in _letters() if n not in names)
+    changed = False
+    for name in names:
+        idx = [i for i, v in enumerate(flat) if v == name]
+        if len(idx) < 2 * SPLIT_MIN:
+            continue
+        hues, ok = [], []
+        for i in idx:
+            mask = _object_mask(views, i, margin)
+            lab = views[0][i][margin : s - margin, margin : s - margin][mask]
+            rgb = cv2.cvtColor(lab.reshape(1, -1, 3).astype(np.float32), cv2.COLOR_Lab2RGB).reshape(-1, 3)
+            hist, share, _ = _cell_signature(rgb.astype(np.float64).clip(0.0, 1.0), [lab])
+            ok.append(share >= ACHROMATIC_SHARE)
+            hues.append(_circular_mean(hist))
+        coloured = [i for i, good in zip(idx, ok) if good]
+        if len(coloured) < 2 * SPLIT_MIN:
+            continue
+        group = _two_hue_groups(np.array([h for h, good in zip(hues, ok) if good]))
+        if group is None:
+            continue
+        new = next(fresh)
+        for i, g in zip(coloured, group):
+            if g:
+                out[i] = new
+        changed = True
+    if not changed:
+        return [list(row) for row in labels]
+    return _reletter([out[r * cols : (r + 1) * cols] for r in range(len(labels))])
+
+
+def _letters() -> list[str]:
+    return list(CLASS_NAMES)
+
+
+def _reletter(labels: list[list[str]]) -> list[list[str]]:
+    """Classes lettered A, B, C ... in reading order of their first cell."""
+    letters = iter(_letters())
+    seen: dict[str, str] = {}
+    out = []
+    for row in labels:
+        line = []
+        for v in row:
+            if v not in (EMPTY_LABEL, UNKNOWN_LABEL) and v not in seen:
+                seen[v] = next(letters)
+            line.append(seen.get(v, v))
+        out.append(line)
+    return out
+
+
+__all__ = ["Kind", "KindMap", "hexagon_hue", "hue_distance", "kinds_of", "split_mixed_colours"]

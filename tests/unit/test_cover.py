@@ -201,3 +201,14 @@ def test_calibrate_refuses_a_dialog_image_with_exit_4_and_the_reason(tmp_path):
     assert r.returncode == 4, r.stderr
     assert "dialog" in r.stderr and "close" in r.stderr and "Traceback" not in r.stderr
     assert not list(tmp_path.glob("*.toml"))
+
+
+def test_the_board_s_own_backing_is_no_dialog_even_in_a_box_found_too_wide():
+    """A dark rounded panel behind the tiles fills its outline with pieces: not a cover."""
+    from agent.games.match3.lookalike import make_case
+    from agent.vision.cover import covering_overlay
+    from agent.vision.locate import find_boards
+
+    case = make_case("blockers", 0)
+    board = find_boards(case.frame)[0]
+    assert covering_overlay(case.frame, board) is None

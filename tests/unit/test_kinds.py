@@ -306,3 +306,31 @@ def test_a_board_of_many_looks_gets_lower_case_letters_after_z():
     assert clustered(30) == set(CLASS_NAMES[:30]) and "d" in clustered(30)
     with pytest.raises(ValueError, match=f"more than {len(CLASS_NAMES)} tile classes"):
         clustered(len(CLASS_NAMES) + 1)
+
+
+def test_hue_groups_split_only_at_two_wide_gaps():
+    from agent.vision.kinds import SPLIT_GAP, _two_hue_groups
+
+    one = np.array([200.0, 205, 210, 212, 215, 220, 225])
+    assert _two_hue_groups(one) is None
+    two = np.array([222.0, 225, 228, 230, 280, 284, 287, 290])
+    group = _two_hue_groups(two)
+    assert group is not None and set(two[group]) in ({280, 284, 287, 290}, {222, 225, 228, 230})
+    around = np.array([355.0, 358, 2, 5, 100, 104, 108])  # a red that wraps past 0 degrees, and a green
+    group = _two_hue_groups(around)
+    assert group is not None and sorted(around[group]) in ([100, 104, 108], [2, 5, 355, 358])
+    near = np.array([200.0, 201, 202, 200 + SPLIT_GAP * 0.9, 201 + SPLIT_GAP * 0.9, 202 + SPLIT_GAP * 0.9])
+    assert _two_hue_groups(near) is None  # closer than SPLIT_GAP: one colour
+    assert _two_hue_groups(np.array([10.0, 12, 200, 202, 204, 206])) is None  # a group of 2 is a variant
+
+
+def test_two_colours_of_one_shape_family_are_told_apart():
+    """Small icons on bold dark slots: the appearance cut puts a purple star and a blue
+    moon in one class, and the hue split gives them back."""
+    from agent.games.match3.lookalike import make_case
+
+    case = make_case("frosted", 2)
+    cal = calibrate_frame(case.frame)
+    kinds = kind_labels(cal, cal.labels)
+    assert cell_score(kinds, case.truth.kinds).share >= 0.98
+    assert len({v for row in kinds for v in row} - {".", "?", "#"}) >= case.truth.colours
