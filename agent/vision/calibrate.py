@@ -22,14 +22,13 @@ import cv2
 import numpy as np
 
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL, Reading, classify, exemplars_from_labels
-from agent.vision.cluster import Clustering, centre_contrast, cluster_cells, symmetric_distances
-from agent.vision.features import (
-    DEFAULT_INSET, DEFAULT_PATCH, board_lab, cell_layout, features_from_lab, stat_weight,
-)  # fmt: skip
+from agent.vision.cluster import Clustering, cluster_cells, symmetric_distances
+from agent.vision.features import stat_weight
 from agent.vision.kinds import KindMap, kinds_of, split_mixed_colours
 from agent.vision.locate import BoardFind, NoBoardError, find_boards
 from agent.vision.cover import check_not_covered, unsettled_cells
 from agent.vision.profile import GameProfile
+from agent.vision.samples import CellSamples, cell_description, sample_board
 from agent.vision.roles import ClassInfo, RoleHints, hex_colour
 from agent.vision.settle import SettleSettings
 
@@ -64,33 +63,6 @@ class Calibration:
     def low_confidence(self) -> list[tuple[int, int]]:
         conf = self.reading.confidence
         return [(int(r), int(c)) for r, c in np.argwhere(conf < LOW_CONFIDENCE)]
-
-
-@dataclass(frozen=True, eq=False)
-class CellSamples:
-    """One board's cells as calibration sees them, from one shrink of the board."""
-
-    features: np.ndarray  # (n, feature_length) see agent.vision.features
-    contrast: np.ndarray  # (n,) centre spread, see centre_contrast
-    lab: np.ndarray  # (n, s, s, 3) the sampled cells in Lab
-    margin: int  # samples of each cell's border the features leave out
-
-
-def sample_board(frame: np.ndarray, bbox: tuple[int, int, int, int], rows: int, cols: int,
-                 inset: float = DEFAULT_INSET, patch: int = DEFAULT_PATCH) -> CellSamples:
-    """Features, centre contrast and Lab samples of every cell."""
-    s, margin, _ = cell_layout(float(inset), int(patch))
-    lab = board_lab(frame, bbox, rows, cols, s)
-    feats = features_from_lab(lab, rows, cols, inset, patch)
-    cells = lab.reshape(rows, s, cols, s, 3).transpose(0, 2, 1, 3, 4).reshape(rows * cols, s, s, 3)
-    return CellSamples(feats, centre_contrast(cells), cells, margin)
-
-
-def cell_description(frame: np.ndarray, bbox: tuple[int, int, int, int], rows: int, cols: int,
-                     inset: float = DEFAULT_INSET, patch: int = DEFAULT_PATCH) -> tuple[np.ndarray, np.ndarray]:
-    """(features, centre contrast) of every cell, from one shrink of the board."""
-    cs = sample_board(frame, bbox, rows, cols, inset, patch)
-    return cs.features, cs.contrast
 
 
 def calibrate_frame(

@@ -49,7 +49,7 @@ text over a piece (only when it moves the piece's extent).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import cv2
 import numpy as np
@@ -58,9 +58,8 @@ from agent.vision.grid import BBox
 from agent.vision.layers import BACKGROUND, RING, RING_INLIER
 from agent.vision.locate import BoardFind, NoBoardError
 from agent.vision.periodicity import lab_image
+from agent.vision.samples import CellSamples
 
-if TYPE_CHECKING:  # calibrate imports this module
-    from agent.vision.calibrate import CellSamples
 
 SEARCH = 2  # pitches around the board box a panel is looked for in
 PANEL_CELL = 16  # pixels per cell of the copy panels are looked for on

@@ -21,7 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
-from agent.vision.calibrate import Calibration, CellSamples, calibrate_frame, learn, sample_board
+from agent.vision.calibrate import Calibration, calibrate_frame, learn
+from agent.vision.samples import CellSamples, sample_board
 from agent.vision.cluster import cluster_cells, symmetric_distances
 from agent.vision.cover import check_not_covered, unsettled_cells
 from agent.vision.locate import NoBoardError

@@ -144,9 +144,18 @@ def test_bench_runs_on_a_tiny_set(tmp_path):
     assert targets["grid exact on every board screen"]["met"] == (tot["grids_exact"] == 2)
 
 
-def test_an_unknown_family_is_a_usage_error():
-    r = runner.invoke(app, ["bench", "unseen", "--family", "nope"])
-    assert r.exit_code == 2
+@pytest.mark.parametrize("args,named", [(["--family", "nope"], "--family"), (["--seed", "-1"], "--seed"),
+                                       (["--per-family", "0"], "--per-family")])  # fmt: skip
+def test_bad_options_are_usage_errors_naming_the_option(args, named):
+    r = runner.invoke(app, ["bench", "unseen", *args])
+    assert r.exit_code == 2 and named in r.output and "Traceback" not in r.output
+
+
+def test_a_save_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = runner.invoke(app, ["bench", "unseen", "--family", "clean", "--per-family", "1", "--save", str(blocker / "out")])
+    assert r.exit_code == 2 and "--save" in r.output
 
 
 # seeds where calibration finds the clean board exactly today (the bench reports the rest)

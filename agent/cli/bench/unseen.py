@@ -10,7 +10,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from agent.cli.app import choice_list, console
+from agent.cli.app import choice_list, console, output_dir, seed_option
 from agent.cli.plans import _progress
 
 DEFAULT_PER_FAMILY = 3  # 8 families x 3 screens: well under a minute on 2 cores
@@ -37,7 +37,7 @@ def _families(values: list[str]) -> tuple[str, ...]:
 
 def bench_unseen_cmd(
     per_family: int = typer.Option(DEFAULT_PER_FAMILY, "--per-family", min=1, help="Screens of each family."),
-    seed: int = typer.Option(0, "--seed", help="The first seed; each family takes consecutive seeds from it."),
+    seed: int = seed_option("The first seed; each family takes consecutive seeds from it."),
     family: List[str] = typer.Option([], "--family", help="A family, or a comma list (repeatable; default all)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write each screen's PNG, truth JSON and overlay here."),
@@ -50,6 +50,8 @@ def bench_unseen_cmd(
     from agent.games.match3.lookalike import cases
     from agent.games.match3.unseen_bench import FamilyTotals, bench_unseen
 
+    if save is not None:
+        output_dir(save, "--save")
     pairs = cases(_families(family), per_family, seed)
     with _progress(as_json) as update:
         report = bench_unseen(pairs, progress=update, save=save)
