@@ -76,9 +76,26 @@ def _run(stop: signals.StopState) -> int | str | None:
             _mute()
             return signals.exit_code(stop.signum)
         raise
+    except Exception as exc:
+        # A signal that lands inside code that wraps what it raises (a class body being
+        # imported: "Error calling __set_name__") is still that signal's clean stop.
+        if stop.signum is not None and _caused_by_interrupt(exc):
+            return signals.exit_code(stop.signum)
+        raise
     finally:
         stop.raised = True  # the command has ended: a signal from now on is only recorded
     return 0
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, KeyboardInterrupt):
+            return True
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return False
 
 
 def _mute() -> None:

@@ -48,3 +48,31 @@ def test_a_bad_adb_server_setting_is_a_clear_error(monkeypatch):
     assert r.returncode == 3
     assert "error:" in r.stderr and "ANDROID_ADB_SERVER_PORT" in r.stderr and "fix:" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_signal_wrapped_by_a_class_body_being_imported_is_still_a_clean_stop(monkeypatch):
+    """A SIGHUP that lands while a dataclass is being created comes out of the import as
+    "RuntimeError: Error calling __set_name__"; the command still exits 129."""
+    import signal as signal_mod
+
+    import agent.cli as cli
+    from agent import signals
+
+    class Field:
+        def __set_name__(self, owner, name):
+            raise signals.Interrupted(signal_mod.SIGHUP)
+
+    def command():
+        class Summary:  # noqa: F841 - the class body is what raises
+            checks = Field()
+
+    stop = signals.StopState(received=[signal_mod.SIGHUP])
+    monkeypatch.setattr(cli, "app", command)
+    assert cli._run(stop) == signals.exit_code(signal_mod.SIGHUP) == 129
+
+    def bug():
+        raise RuntimeError("a bug, not a signal")
+
+    monkeypatch.setattr(cli, "app", bug)
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli._run(signals.StopState(received=[signal_mod.SIGHUP]))
