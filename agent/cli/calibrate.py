@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import typer
@@ -22,6 +22,9 @@ from agent.cli.app import (
     seed_option,
 )
 from agent.errors import AgentError, ProfileError, ReadError
+
+if TYPE_CHECKING:  # (the vision modules load OpenCV: only when a command needs them)
+    from agent.vision.roles import ClassInfo
 
 def _games() -> tuple[str, ...]:
     """Games read off a screen: the ones a profile can be calibrated for."""
@@ -177,7 +180,7 @@ def calibrate(
     console.print("\n".join("".join(row) for row in cal.profile.kind_grid(cal.reading.labels)), highlight=False)
 
 
-def _legend_table(legend: list) -> Table:
+def _legend_table(legend: list[ClassInfo]) -> Table:
     """Letter, role, kind, name, colour and cells of every class; roles and names can be
     edited in the profile (see agent.vision.profile)."""
     t = Table(title="classes (a role or name can be edited in the profile)", title_justify="left")

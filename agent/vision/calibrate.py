@@ -26,7 +26,7 @@ from agent.vision.cluster import Clustering, cluster_cells, symmetric_distances
 from agent.vision.features import stat_weight
 from agent.vision.kinds import KindMap, kinds_of, split_mixed_colours
 from agent.vision.locate import BoardFind, NoBoardError, find_boards
-from agent.vision.cover import check_not_covered, unsettled_cells
+from agent.vision.cover import check_not_covered, unsettled_cells, unsettled_mask
 from agent.vision.profile import GameProfile
 from agent.vision.samples import CellSamples, cell_description, sample_board
 from agent.vision.roles import ClassInfo, RoleHints, hex_colour
@@ -65,6 +65,51 @@ class Calibration:
         return [(int(r), int(c)) for r, c in np.argwhere(conf < LOW_CONFIDENCE)]
 
 
+@dataclass(frozen=True, eq=False)
+class FoundBoard:
+    """The board calibration settled on in a frame: its grid, the cells sampled in both
+    channel orders, the cells caught moving, and the cells grouped by look."""
+
+    board: BoardFind
+    cells: CellSamples
+    swapped: CellSamples
+    unsettled: dict[tuple[int, int], str]
+    clustering: Clustering
+
+
+def find_board_cells(frame: np.ndarray) -> FoundBoard:
+    """The best grid on the frame whose cells make sense as tiles. Raises NoBoardError
+    when there is none, or only an empty one (nothing to learn tiles from), and
+    CoveredBoardError when a dialog covers it."""
+    problems = []
+    for board in find_boards(frame):  # best first; a grid whose cells make no sense as tiles is passed over
+        cells = sample_board(frame, board.bbox, board.rows, board.cols)
+        swapped = sample_board(frame[..., ::-1], board.bbox, board.rows, board.cols)
+        check_not_covered(frame, board)  # a dialog over the board: refused, never learned from
+        unsettled = unsettled_cells(cells, board.rows, board.cols, board.holes)
+        dist = symmetric_distances(cells.features, swapped.features)
+        try:
+            clustering = cluster_cells(
+                dist, board.rows, board.cols, cells.contrast, holes=board.holes,
+                views=(cells.lab, swapped.lab), margin=cells.margin,
+                unknown=unsettled_mask(unsettled, board.rows, board.cols),
+            )  # fmt: skip
+        except ValueError as exc:
+            problems.append(f"the grid at {list(board.bbox)} is not a game board: {exc}")
+            continue
+        if not clustering.classes:
+            # the best grid on screen is an empty board: a weaker grid elsewhere is not it
+            raise NoBoardError(
+                f"the {board.rows}x{board.cols} grid at {list(board.bbox)} holds no tiles (every cell is empty)",
+                hint="calibrate on a screen where the board shows its tiles",
+            )
+        return FoundBoard(board, cells, swapped, unsettled, clustering)
+    raise NoBoardError(
+        "; ".join(problems) if problems else "no game board found",
+        hint="calibrate on a screen where the board shows its tiles, with no dialog over it",
+    )
+
+
 def calibrate_frame(
     frame: np.ndarray,
     game: str = "match3",
@@ -78,40 +123,10 @@ def calibrate_frame(
     no board, or only an empty one (nothing to learn tiles from). `hints`, the game's
     (see agent.vision.roles), let blockers be told by where they lie."""
     start = time.perf_counter()
-    boards = find_boards(frame)
-    problems = []
-    for board in boards:  # best first; a grid whose cells make no sense as tiles is passed over
-        cells = sample_board(frame, board.bbox, board.rows, board.cols)
-        swapped = sample_board(frame[..., ::-1], board.bbox, board.rows, board.cols)
-        feats = cells.features
-        check_not_covered(frame, board)  # a dialog over the board: refused, never learned from
-        unsettled = unsettled_cells(cells, board.rows, board.cols, board.holes)
-        unknown = np.zeros((board.rows, board.cols), bool)
-        for r, c in unsettled:
-            unknown[r, c] = True
-        dist = symmetric_distances(feats, swapped.features)
-        try:
-            clustering = cluster_cells(
-                dist, board.rows, board.cols, cells.contrast, holes=board.holes,
-                views=(cells.lab, swapped.lab), margin=cells.margin, unknown=unknown,
-            )  # fmt: skip
-        except ValueError as exc:
-            problems.append(f"the grid at {list(board.bbox)} is not a game board: {exc}")
-            continue
-        if not clustering.classes:
-            # the best grid on screen is an empty board: a weaker grid elsewhere is not it
-            raise NoBoardError(
-                f"the {board.rows}x{board.cols} grid at {list(board.bbox)} holds no tiles (every cell is empty)",
-                hint="calibrate on a screen where the board shows its tiles",
-            )
-        break
-    else:
-        raise NoBoardError(
-            "; ".join(problems) if problems else "no game board found",
-            hint="calibrate on a screen where the board shows its tiles, with no dialog over it",
-        )
-    return learn(frame, game, board, clustering, cells, swapped, cells.features, unsettled, start,
-                 swipe_ms=swipe_ms, settle=settle, min_confidence=min_confidence, hints=hints)  # fmt: skip
+    found = find_board_cells(frame)
+    return learn(frame, game, found.board, found.clustering, found.cells, found.swapped, found.cells.features,
+                 found.unsettled, start, swipe_ms=swipe_ms, settle=settle, min_confidence=min_confidence,
+                 hints=hints)  # fmt: skip
 
 
 def learn(
@@ -212,11 +227,13 @@ __all__ = [
     "Calibration",
     "CellSamples",
     "EMPTY_LABEL",
+    "FoundBoard",
     "LOW_CONFIDENCE",
     "calibrate_frame",
     "cell_description",
     "class_colours",
     "class_infos",
+    "find_board_cells",
     "kind_labels",
     "learn",
     "reading_json",

@@ -279,6 +279,14 @@ def _sharpness(lab: np.ndarray, margin: int) -> tuple[np.ndarray, np.ndarray]:
     return top / np.maximum(rng, 1.0)[:, None], rng
 
 
+def unsettled_mask(unsettled: dict[tuple[int, int], str], rows: int, cols: int) -> np.ndarray:
+    """The cells of `unsettled` as a (rows, cols) mask, as clustering takes them."""
+    mask = np.zeros((rows, cols), bool)
+    for r, c in unsettled:
+        mask[r, c] = True
+    return mask
+
+
 def unsettled_cells(cells: CellSamples, rows: int, cols: int, holes: np.ndarray | None = None) -> dict[tuple[int, int], str]:
     """Cells whose piece is moving or covered, with the reason: "offset" (off its cell's
     centre, mid-fall or mid-swap) or "blur" (motion blur). See the module docstring."""

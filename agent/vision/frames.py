@@ -21,10 +21,10 @@ from typing import Sequence
 
 import numpy as np
 
-from agent.vision.calibrate import Calibration, calibrate_frame, learn
+from agent.vision.calibrate import Calibration, calibrate_frame, find_board_cells, learn
 from agent.vision.samples import CellSamples, sample_board
 from agent.vision.cluster import cluster_cells, symmetric_distances
-from agent.vision.cover import check_not_covered, unsettled_cells
+from agent.vision.cover import check_not_covered, unsettled_cells, unsettled_mask
 from agent.vision.locate import NoBoardError
 from agent.vision.roles import RoleHints
 from agent.vision.settle import SettleSettings
@@ -59,27 +59,25 @@ def calibrate_frames(
     if len(frames) > MAX_FRAMES:
         raise ValueError(f"at most {MAX_FRAMES} frames, got {len(frames)}")
     start = time.perf_counter()
-    first = calibrate_frame(frames[0], game, swipe_ms=swipe_ms, settle=settle, min_confidence=min_confidence, hints=hints)
     if len(frames) == 1:
-        return first
+        return calibrate_frame(frames[0], game, swipe_ms=swipe_ms, settle=settle, min_confidence=min_confidence,
+                               hints=hints)  # fmt: skip
+    first = find_board_cells(frames[0])  # the board, and the first frame's cells
     board = first.board
     h, w = frames[0].shape[:2]
-    cells, swapped, unknown = [], [], []
-    for i, frame in enumerate(frames):
+    cells, swapped = [first.cells], [first.swapped]
+    unknown = [unsettled_mask(first.unsettled, board.rows, board.cols)]
+    for i, frame in enumerate(frames[1:], start=2):
         if frame.shape[:2] != (h, w):
             raise NoBoardError(
-                f"frame {i + 1} is {frame.shape[1]}x{frame.shape[0]}, the first {w}x{h}: not the same screen",
+                f"frame {i} is {frame.shape[1]}x{frame.shape[0]}, the first {w}x{h}: not the same screen",
                 hint="take every frame of one screen, with the phone held the same way",
             )
-        if i:
-            check_not_covered(frame, board)
+        check_not_covered(frame, board)
         cs = sample_board(frame, board.bbox, board.rows, board.cols)
         cells.append(cs)
         swapped.append(sample_board(frame[..., ::-1], board.bbox, board.rows, board.cols))
-        mask = np.zeros((board.rows, board.cols), bool)
-        for r, c in (first.unsettled if i == 0 else unsettled_cells(cs, board.rows, board.cols, board.holes)):
-            mask[r, c] = True
-        unknown.append(mask)
+        unknown.append(unsettled_mask(unsettled_cells(cs, board.rows, board.cols, board.holes), board.rows, board.cols))
     n = len(frames)
     all_cells, all_swapped = _stack(cells), _stack(swapped)
     holes = None if board.holes is None else np.tile(np.asarray(board.holes, bool), (n, 1))
@@ -92,9 +90,8 @@ def calibrate_frames(
     except ValueError as exc:
         raise NoBoardError(f"the {n} frames together do not look like one game board: {exc}",
                            hint="take the frames of one board, a few seconds apart, with nothing over it") from None  # fmt: skip
-    unsettled = first.unsettled
-    return learn(frames[0], game, board, clustering, all_cells, all_swapped, cells[0].features, unsettled, start,
-                 swipe_ms=swipe_ms, settle=settle, min_confidence=min_confidence, hints=hints)  # fmt: skip
+    return learn(frames[0], game, board, clustering, all_cells, all_swapped, first.cells.features, first.unsettled,
+                 start, swipe_ms=swipe_ms, settle=settle, min_confidence=min_confidence, hints=hints)  # fmt: skip
 
 
 __all__ = ["MAX_FRAMES", "calibrate_frames"]

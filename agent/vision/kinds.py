@@ -377,7 +377,7 @@ def split_mixed_colours(labels: Sequence[Sequence[str]], views: Sequence[np.ndar
         return [list(row) for row in labels]
     s = views[0].shape[1]
     out = list(flat)
-    fresh = iter(n for n in _letters() if n not in names)
+    fresh = iter(n for n in CLASS_NAMES if n not in names)
     changed = False
     for name in names:
         idx = [i for i, v in enumerate(flat) if v == name]
@@ -407,13 +407,9 @@ def split_mixed_colours(labels: Sequence[Sequence[str]], views: Sequence[np.ndar
     return _reletter([out[r * cols : (r + 1) * cols] for r in range(len(labels))])
 
 
-def _letters() -> list[str]:
-    return list(CLASS_NAMES)
-
-
 def _reletter(labels: list[list[str]]) -> list[list[str]]:
     """Classes lettered A, B, C ... in reading order of their first cell."""
-    letters = iter(_letters())
+    letters = iter(CLASS_NAMES)
     seen: dict[str, str] = {}
     out = []
     for row in labels:

@@ -37,6 +37,7 @@ tile) a person can set in the profile, as a class's `role`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import comb
 from typing import Literal
 
@@ -112,14 +113,15 @@ def in_runs(cells: set[tuple[int, int]], n: int) -> set[tuple[int, int]]:
     return out
 
 
-def _mirrors(rows: int, cols: int) -> list[dict[tuple[int, int], tuple[int, int]]]:
+@lru_cache(maxsize=32)
+def _mirrors(rows: int, cols: int) -> tuple[dict[tuple[int, int], tuple[int, int]], ...]:
     """Left-right, top-bottom and half-turn symmetry of a rows x cols board, as maps."""
     cells = [(r, c) for r in range(rows) for c in range(cols)]
-    return [
+    return (
         {(r, c): (r, cols - 1 - c) for r, c in cells},
         {(r, c): (rows - 1 - r, c) for r, c in cells},
         {(r, c): (rows - 1 - r, cols - 1 - c) for r, c in cells},
-    ]
+    )
 
 
 def symmetric_share(board: set[tuple[int, int]], mirror: dict[tuple[int, int], tuple[int, int]], k: int) -> float:

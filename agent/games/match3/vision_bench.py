@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -171,6 +171,7 @@ KIND_LABELLED_SETS = ("bbb",)
 KINDS_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "realshots_kinds.json"
 
 
+@lru_cache(maxsize=1)
 def _kinds_of_labels() -> dict[str, dict[str, str]]:
     import json
 
