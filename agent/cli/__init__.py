@@ -14,7 +14,7 @@ import sys
 import typer
 
 from agent import __version__, signals
-from agent.cli import bench, calibrate, devices, farm, plans, play, sim, solve
+from agent.cli import bench, calibrate, devices, farm, plans, play, screens, sim, solve
 from agent.cli.app import console, print_error
 from agent.errors import AgentError
 
@@ -47,6 +47,7 @@ app.command("farm")(farm.farm)
 app.add_typer(sim.app, name="sim")
 app.add_typer(plans.app, name="plans")
 app.add_typer(bench.app, name="bench")
+app.add_typer(screens.app, name="screens")
 
 
 def main() -> None:

@@ -34,8 +34,9 @@ def _games() -> tuple[str, ...]:
 
 
 def _capture(serial: Optional[str], sim: bool, images: list[Path], seed: int, size: str, model: Optional[str],
-             game: str, frames: int, every: float):  # fmt: skip
-    """(frames, model, density, where): the screenshots to calibrate on and what they came from."""
+             game: str, frames: int, every: float, scene: Optional[str] = None):  # fmt: skip
+    """(frames, model, density, where, package): the screenshots to calibrate on, what they
+    came from, and the app that was in front (None for saved images)."""
     chosen = [name for name, on in (("--serial", serial is not None), ("--sim", sim), ("--image", bool(images))) if on]
     if len(chosen) > 1:
         raise typer.BadParameter(f"use one of --serial, --sim or --image, not {' and '.join(chosen)}", param_hint=chosen[1])
@@ -46,16 +47,17 @@ def _capture(serial: Optional[str], sim: bool, images: list[Path], seed: int, si
             raise typer.BadParameter("--frames is for a phone; give each saved frame its own --image", param_hint="--frames")
         shots = [read_image(p) for p in images]
         where = str(images[0]) if len(images) == 1 else f"{len(images)} images ({images[0]}, ...)"
-        return shots, model or images[0].stem, None, where
+        return shots, model or images[0].stem, None, where, None
     if model is not None:
         raise typer.BadParameter("--model names the device of an --image; phones report their own", param_hint="--model")
     if sim:
         from agent.cli.app import chosen_game
         from agent.device.clock import ManualClock
 
-        chosen, settings = chosen_game(game, {}, sim=True)
+        chosen, settings = chosen_game(game, {"scene": scene} if scene else {}, sim=True)
         phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
-        return [phone.screencap() for _ in range(frames)], phone.model, None, f"the simulated {game} phone ({size}, seed {seed})"
+        return ([phone.screencap() for _ in range(frames)], phone.model, None,
+                f"the simulated {game} phone ({size}, seed {seed})", phone.foreground())  # fmt: skip
     from agent.device.adb import AdbDevice, select_serial
 
     from agent.device.clock import RealClock
@@ -68,7 +70,7 @@ def _capture(serial: Optional[str], sim: bool, images: list[Path], seed: int, si
         if i:
             clock.sleep(every)
         shots.append(still_screen(device.screencap, clock, device.serial))  # never learn a board in motion
-    return shots, device.model, device.density, f"{device.model} ({device.serial})"
+    return shots, device.model, device.density, f"{device.model} ({device.serial})", device.foreground()
 
 
 def _interactive() -> bool:
@@ -113,6 +115,7 @@ def calibrate(
     yes: bool = typer.Option(False, "--yes", "-y", help="Replace an existing profile for this game without asking."),
     frames: int = typer.Option(1, "--frames", min=1, max=20, help="Learn from this many still frames of the phone's board (a rare look gets more cells)."),
     every: float = typer.Option(2.0, "--every", min=0.0, max=60.0, help="--frames: seconds between frames."),
+    scene: Optional[str] = typer.Option(None, "--scene", help="--sim only (match3): plain or saga, as `agent play --sim --scene`."),
 ) -> None:
     """Find the board on a screenshot (or several of one board), learn its tiles and
     what each is (tile, special, blocker...), and write a device profile."""
@@ -126,7 +129,10 @@ def calibrate(
     check_choice("--game", game, _games())
     output_dir(profiles, "--profiles")
     output_file(overlay, "--overlay", ".png")
-    shots, dev_model, density, where = _capture(serial, sim, images or [], seed, size, model, game, frames, every)
+    if scene is not None and not sim:
+        raise typer.BadParameter("--scene shapes the simulated phone: it goes with --sim", param_hint="--scene")
+    shots, dev_model, density, where, package = _capture(serial, sim, images or [], seed, size, model, game, frames,
+                                                         every, scene)  # fmt: skip
     frame = shots[0]
     h, w = frame.shape[:2]
     path = profiles / profile_filename(dev_model, w, h)
@@ -144,7 +150,10 @@ def calibrate(
         device = None  # confirmed above: replace the broken file
     if device is None or (device.width, device.height) != (w, h):
         device = DeviceProfile(dev_model, w, h, density, {})
-    saved = save_profile(device.with_game(cal.profile), path)
+    from agent.vision.screen_facts import with_screen_facts
+
+    learned = with_screen_facts(cal.profile, frame, package)
+    saved = save_profile(device.with_game(learned), path)
     b = cal.board
     title = f"{game}: {b.rows}x{b.cols} board at {list(b.bbox)}, {len(cal.clustering.classes)} classes"
     legend = class_infos(cal.profile, cal.reading.labels)

@@ -109,6 +109,7 @@ def farm(
     seed: int = seed_option("Simulated phones: the first phone's seed (phone i gets seed + i)."),
     adb: list[str] = typer.Option([], "--adb", help="An adb server HOST:PORT (repeatable; default: the local one)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
+    launch: bool = typer.Option(False, "--launch", help="Start the game on each phone (its profile's package) and bring it back when another app comes in front."),
     calibrate: bool = typer.Option(False, "--calibrate", help="Calibrate a device that has no profile on its screen (writes the profile and an overlay to --profiles) instead of skipping it."),
     runs: Path = typer.Option(DEFAULT_RUNS, "--runs", help="Where the run folder goes."),
     as_json: bool = typer.Option(False, "--json", help="Print the final summary as JSON instead of a live table."),
@@ -131,7 +132,7 @@ def farm(
         raise typer.BadParameter("--sim starts phones on one adb server: give at most one --adb", param_hint="--sim")
     run_dir = new_run_dir(runs)
     options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,
-                          serials=tuple(serial), calibrate=calibrate)  # fmt: skip
+                          serials=tuple(serial), calibrate=calibrate, launch=launch)  # fmt: skip
     try:
         with ExitStack() as stack:
             if sim:

@@ -13,7 +13,11 @@ from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, check_choice, chosen_g
 
 # The options `agent play` and `agent farm` share, so both say the same thing.
 GAME_HELP = "The game on screen: one of the registered games (`agent play --help` lists them)."
-VARIANT_HELP = "The game's rules (match3: step or classic)."
+VARIANT_HELP = ("The game's rules (match3: auto, learned by watching the game, the default on a real phone; "
+                "step or classic).")
+SCENE_HELP = ("Simulated phone (match3): plain, or saga: a commercial-style game (levels of other shapes, specials, "
+              "blockers, holes, dialogs, ads; tiles cut from real screenshots).")
+LATENCY_HELP = "Simulated phone: what each screenshot costs, in ms (a real phone's takes 300-800)."
 SOLVER_HELP = "How moves are chosen (match3: plan, greedy or random; lines: player, greedy or random)."
 STEPS_HELP = "Simulated phone: steps at the start (match3, step variant)."
 MOVES_HELP = "Stop after this many moves (simulated phone: the game's own cap unless given)."
@@ -32,6 +36,14 @@ def summary_table(game: Any, summary: Any, title: str, truth: dict[str, object] 
     t.add_row("checks", ", ".join(f"{k} {v}" for k, v in sorted(summary.checks.items())) or "-")
     t.add_row("mean time per decision", f"{summary.mean_decision_ms:.1f} ms (read + decide)")
     t.add_row("mean settle wait", f"{summary.mean_settle_ms:.0f} ms")
+    if summary.cycle_s:
+        per_move = sum(summary.captures_per_move) / len(summary.captures_per_move)
+        t.add_row("move cycle", f"median {summary.median_cycle_s:.2f} s swipe to swipe, {per_move:.1f} captures a move, "
+                                f"a capture {summary.capture_ms:.0f} ms")  # fmt: skip
+    if summary.screens or summary.boards_found or summary.looks_learned or summary.launches:
+        seen = ", ".join(f"{k} {v}" for k, v in sorted(summary.screens.items())) or "none"
+        t.add_row("screens", f"{seen}; {summary.dialogs_closed} dismissed, {summary.boards_found} boards found again, "
+                             f"{summary.looks_learned} looks learned, {summary.launches} launches")  # fmt: skip
     if truth is not None:
         t.add_row("game (simulator's own count)", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in truth.items()))
     return t
@@ -47,10 +59,13 @@ def play(
     size: str = typer.Option("1080x2400", "--size", help="Simulated phone: screen WxH."),
     moves: Optional[int] = typer.Option(None, "--moves", min=1, help=MOVES_HELP),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help=STEPS_HELP),
+    scene: Optional[str] = typer.Option(None, "--scene", help=SCENE_HELP),
+    latency_ms: float = typer.Option(0.0, "--latency-ms", min=0.0, max=10_000.0, help=LATENCY_HELP),
+    launch: bool = typer.Option(False, "--launch", help="Start the game (the profile's package) and bring it back when another app comes in front."),
     realtime: bool = typer.Option(False, "--realtime", help="Simulated phone: animate in wall-clock time instead of simulated time."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
     runs: Path = typer.Option(DEFAULT_RUNS, "--runs", help="Where the run's journal and summary go."),
-    capture: str = typer.Option("auto", "--capture", help="Real phone: screenshot method auto, raw or png."),
+    capture: str = typer.Option("auto", "--capture", help="Real phone: screenshot method auto (each timed at connect, the fastest correct one), raw, gzip or png."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Play a game to its end (or --moves N) and print what happened."""
@@ -58,15 +73,21 @@ def play(
     from agent.play.journal import journal_name, new_run_dir
     from agent.play.loop import PlayOptions
     from agent.play.stats import exit_code
+    from agent.device.adb import CAPTURE_MODES
 
     if sim and serial:
         raise typer.BadParameter("use either --sim or --serial, not both", param_hint="--sim")
-    check_choice("--capture", capture, ("auto", "raw", "png"))
+    check_choice("--capture", capture, CAPTURE_MODES)
     output_dir(runs, "--runs")
     output_dir(profiles, "--profiles")
-    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "steps": steps}, sim)
+    if latency_ms and not sim:
+        raise typer.BadParameter("--latency-ms shapes the simulated phone: it goes with --sim", param_hint="--latency-ms")
+    if scene == "saga" and variant is None:
+        variant = "auto"  # a game the agent has not seen: its rules are learned by watching
+    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "steps": steps, "scene": scene}, sim)
+    header: dict[str, object] = {}
     if sim:
-        run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles)
+        run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles, latency_ms)
         if moves is None:
             moves = chosen.sim.default_moves
     else:
@@ -74,19 +95,23 @@ def play(
 
         device = AdbDevice(select_serial(serial), capture=capture)  # type: ignore[arg-type]
         run = runs_mod.device_run(chosen, device, settings, seed, profiles)
+        # Each capture method timed now, before any move: the loop's waits scale with it.
+        device.choose_capture()
+        header["capture"] = {"mode": device.capture_mode, "ms": device.capture_report()}
     for note in run.notes:
         say(note, err=as_json)
     player = run.make_player()  # before the run folder: a broken plan library leaves none behind
     run_dir = new_run_dir(runs)
     journal_path = run_dir / journal_name(run.device.serial)
-    options = PlayOptions(moves=moves)
+    options = PlayOptions(moves=moves, launch=launch)
     if as_json:
-        summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json", player=player)
+        summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json", player=player,
+                                capture=header.get("capture"))  # fmt: skip
     else:
         limit = f" of {moves}" if moves is not None else ""
         with console.status("playing...") as status:
             summary = runs_mod.play(
-                run, options, journal_path, summary_path=run_dir / "summary.json", player=player,
+                run, options, journal_path, summary_path=run_dir / "summary.json", player=player, capture=header.get("capture"),
                 on_move=lambda s: status.update(f"playing {game}: move {s.moves}{limit}, {s.confirmed} confirmed"),
             )  # fmt: skip
     if as_json:

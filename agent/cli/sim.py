@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from agent.cli.app import DEFAULT_PROFILES, chosen_game, console, parse_size_option, say, seed_option, output_dir, output_file
-from agent.cli.play import GAME_HELP, STEPS_HELP, VARIANT_HELP
+from agent.cli.play import GAME_HELP, LATENCY_HELP, SCENE_HELP, STEPS_HELP, VARIANT_HELP
 from agent import signals
 from agent.errors import AgentError, DeviceError
 
@@ -32,8 +32,12 @@ def serve(
     size: str = typer.Option("1080x2400", "--size", help="Screen WxH."),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help=STEPS_HELP),
+    scene: Optional[str] = typer.Option(None, "--scene", help=SCENE_HELP),
+    latency_ms: float = typer.Option(0.0, "--latency-ms", min=0.0, max=10_000.0, help=LATENCY_HELP),
+    truth: Optional[Path] = typer.Option(None, "--truth", help="Keep the simulator's own count of the game in this JSON file (rewritten as it changes, atomically)."),
     unauthorized: bool = typer.Option(False, "--unauthorized", help="Never authorize adb (as a phone whose prompt nobody accepted)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Where to write the phone's profile."),
+    write_profile: bool = typer.Option(True, "--profile/--no-profile", help="Write the phone's profile (--no-profile: leave it to `agent calibrate`, as with a real phone)."),
     connect: bool = typer.Option(False, "--connect", help="Also run `adb connect` on the adb server (ANDROID_ADB_SERVER_PORT)."),
     stop_with_input: bool = typer.Option(False, "--stop-with-input", hidden=True,
                                          help="Stop when standard input ends: a farm's phone stops with the farm, even one that was killed."),
@@ -42,13 +46,15 @@ def serve(
     from agent.device.clock import RealClock
     from agent.simphone.adbd import AdbdServer
 
-    chosen, settings = chosen_game(game, {"variant": variant, "steps": steps}, sim=True)
+    chosen, settings = chosen_game(game, {"variant": variant, "steps": steps, "scene": scene}, sim=True)
     output_dir(profiles, "--profiles")
+    output_file(truth, "--truth", ".json")
     address = f"127.0.0.1:{port}"
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), RealClock(), f"sim-{port}")
     # The profile first: whoever sees the port open (a farm, a test) may play at once.
-    profile, _ = chosen.sim.save_profile(phone, profiles)
-    server = AdbdServer(phone, port=port, unauthorized=unauthorized, on_event=lambda e: say(f"  {e}"))
+    profile = chosen.sim.save_profile(phone, profiles)[0] if write_profile else None
+    server = AdbdServer(phone, port=port, unauthorized=unauthorized, on_event=lambda e: say(f"  {e}"),
+                        latency_ms=latency_ms)  # fmt: skip
     try:
         server.start()
     except OSError as exc:
@@ -60,7 +66,7 @@ def serve(
         w, h = phone.screen_size()
         say(f"serving {phone.model} {w}x{h} ({game}, seed {seed}) on {address}" +
             (" as an UNAUTHORIZED phone: adb will list it so, and refuse commands" if unauthorized else ""))
-        say(f"profile: {profile}")
+        say(f"profile: {profile}" if profile is not None else f"profile: none written; run `agent calibrate --serial {address}`")
         say(f"connect: adb connect {address}")
         play = f"agent play --serial {address}" + ("" if game == "match3" else f" --game {game}")
         say(f"play:    {play}" + ("" if profiles == DEFAULT_PROFILES else f" --profiles {profiles}"))
@@ -69,11 +75,14 @@ def serve(
         if connect:
             _connect(address)
         console.print("Ctrl-C (or SIGTERM, SIGHUP) stops it.")
+        keep_truth = None if truth is None else (lambda: _write_truth(truth, chosen.sim.truth(phone)))
         stopped = _serve_until_stopped(server, lambda: chosen.sim.status_line(phone),
-                                       _input_ended() if stop_with_input else None)
+                                       _input_ended() if stop_with_input else None, keep_truth)
     finally:
         with signals.deferred():
             server.stop()
+            if truth is not None:
+                _write_truth(truth, chosen.sim.truth(phone))
     say(stopped)
 
 
@@ -90,13 +99,24 @@ def _connect(address: str) -> None:
     say(f"adb server at {target.address}: {said}")
 
 
-def _serve_until_stopped(server: Any, status: Callable[[], str], input_ended: threading.Event | None) -> str:
+def _write_truth(path: Path, truth: dict[str, object]) -> None:
+    import json
+
+    from agent.files import write_atomic
+
+    write_atomic(path, (json.dumps(truth, sort_keys=True) + "\n").encode())
+
+
+def _serve_until_stopped(server: Any, status: Callable[[], str], input_ended: threading.Event | None,
+                         tick: Callable[[], None] | None = None) -> str:  # fmt: skip
     """Serve until Ctrl-C, SIGTERM or SIGHUP (`agent.signals` turns each into the same
     KeyboardInterrupt), until standard input ends (when asked to watch it), or until the
     server stops; say which. Being told to stop is how serving ends: it exits 0."""
     try:
         with console.status("serving") as spinner:
             while not server.wait(_STATUS_EVERY_S):
+                if tick is not None:
+                    tick()
                 if input_ended is not None and input_ended.is_set():
                     return "stopped (standard input ended: whoever started the phone is gone)"
                 spinner.update(
@@ -131,13 +151,14 @@ def screenshot(
     seed: int = seed_option(),
     size: str = typer.Option("1080x2400", "--size", help="Screen WxH."),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
+    scene: Optional[str] = typer.Option(None, "--scene", help=SCENE_HELP),
 ) -> None:
     """Save what a game's simulated phone shows."""
     from agent.device.clock import ManualClock
     from agent.files import save_png
 
     output_file(out, "OUT", ".png")
-    chosen, settings = chosen_game(game, {"variant": variant}, sim=True)
+    chosen, settings = chosen_game(game, {"variant": variant, "scene": scene}, sim=True)
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
     save_png(phone.screencap(), out)
     w, h = phone.screen_size()

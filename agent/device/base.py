@@ -39,3 +39,26 @@ def check_point(device_size: tuple[int, int], x: int, y: int) -> None:
         raise GestureError(f"gesture coordinates must be integers, got ({x!r}, {y!r})")
     if not (0 <= x < w and 0 <= y < h):
         raise GestureError(f"gesture point ({x}, {y}) is outside the {w}x{h} screen")
+
+
+# Android's key code for Back (KeyEvent.KEYCODE_BACK).
+KEYCODE_BACK = 4
+
+
+@runtime_checkable
+class AppControl(Protocol):
+    """What a phone offers beyond the screen: the Back key, which app is in front, and
+    starting an app. Real phones (over adb) and simulated ones implement it; the play
+    loop uses it to dismiss what has no button, and to bring the game back."""
+
+    def back(self) -> None:
+        """Press the Back key."""
+        ...
+
+    def foreground(self) -> str | None:
+        """The package of the app in front, or None when the phone does not say."""
+        ...
+
+    def launch(self, package: str) -> None:
+        """Start (or bring to the front) the app `package`, as its launcher icon would."""
+        ...

@@ -13,6 +13,7 @@ reported, is refused before any buffer or image of that size exists
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Collection
 
 import cv2
@@ -154,6 +155,59 @@ def _check_claim(what: str, width: int, height: int, allowed: Collection[tuple[i
     if allowed is not None and (width, height) not in allowed:
         sizes = " or ".join(sorted({f"{w}x{h}" for w, h in allowed}))
         raise CaptureError(f"the {what} claims a {width}x{height} frame, but the phone's screen is {sizes}")
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+# Enough of a `screencap | gzip` reply to tell gzip from the shell's error text.
+GZIP_HEAD = len(GZIP_MAGIC)
+
+
+def gzip_reply_size(head: bytes, allowed: Collection[tuple[int, int]] | None = None) -> tuple[int, int]:
+    """(expected, most) bytes of a `screencap | gzip` reply, from its first GZIP_HEAD bytes.
+
+    gzip says nothing of the size it holds, so the limit is the largest raw frame the
+    phone's screen allows (`allowed`, else MAX_SIDE a side) stored without compression:
+    deflate's worst case adds 5 bytes per 64 KiB block, gzip a header and trailer."""
+    if head[:GZIP_HEAD] != GZIP_MAGIC:
+        return 4096, _TEXT_LIMIT  # the shell's words (`gzip: not found`): quoted by the decoder
+    sizes = allowed if allowed else [(MAX_SIDE, MAX_SIDE)]
+    raw = max(w * h for w, h in sizes) * 4 + _HEADER_SIZES[-1]
+    # Phone screens compress 4x or more at level 1: a first buffer of a quarter rarely grows.
+    return raw // 4 + 4096, raw + raw // 1000 + 4096
+
+
+def gunzip_raw_screencap(data: Buffer, allowed: Collection[tuple[int, int]] | None = None) -> bytes:
+    """`screencap | gzip` output -> the raw screencap bytes it holds, inflated no further
+    than the frame its header claims (which must be one of `allowed`, when given): a
+    small reply that inflates without end (a gzip bomb) is refused, not unpacked."""
+    view = memoryview(data).cast("B")
+    if len(view) == 0:
+        raise CaptureError("screencap | gzip returned no data")
+    if view[:GZIP_HEAD].tobytes() != GZIP_MAGIC:
+        # The shell's error (no gzip on this phone) or screencap's, in place of the stream.
+        raise CaptureError(f"screencap | gzip did not return gzip data: {_snippet(view)}")
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing only
+    try:
+        head = inflate.decompress(view, RAW_HEAD)
+        if len(head) < RAW_HEAD:
+            if not inflate.eof:
+                raise CaptureError(f"truncated gzip stream: {len(view)} bytes inflate to {len(head)}")
+            return head  # a stream shorter than a header: parse_raw_screencap says what it is
+        _, most = raw_reply_size(head, allowed)
+        rest = inflate.decompress(inflate.unconsumed_tail, most + 1 - len(head))
+    except zlib.error as exc:
+        raise CaptureError(f"screencap | gzip sent a broken gzip stream ({exc})") from None
+    size = len(head) + len(rest)
+    if size > most:
+        raise CaptureError(
+            f"screencap | gzip inflates past {most} bytes, more than the frame its header claims "
+            "(a gzip bomb, or not a screencap)"
+        )
+    if not inflate.eof:
+        raise CaptureError(f"truncated gzip stream: {len(view)} bytes, cut off after {size} inflated")
+    if inflate.unused_data:
+        raise CaptureError(f"screencap | gzip sent {len(inflate.unused_data)} bytes after the end of its stream")
+    return head + rest
 
 
 def check_frame(frame: np.ndarray | None, expect: tuple[int, int] | None) -> None:

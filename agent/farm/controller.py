@@ -51,6 +51,7 @@ class FarmOptions:
     discover_every_s: float = 2.0
     serials: tuple[str, ...] = ()  # only these (empty: every device the servers list)
     calibrate: bool = False  # a device with no profile is calibrated first, not skipped
+    launch: bool = False  # each worker starts the game and brings it back (agent play --launch)
 
 
 @dataclass
@@ -152,7 +153,7 @@ class Farm:
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining,
             journal=str(self.run_dir / journal_name(row.key)), profiles=str(self.options.profiles),
-            calibrate=self.options.calibrate,
+            calibrate=self.options.calibrate, launch=self.options.launch,
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.run_dir / (journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")

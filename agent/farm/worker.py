@@ -42,6 +42,7 @@ class WorkerSpec:
     journal: str
     profiles: str
     calibrate: bool = False  # no profile for this device: calibrate on its screen first
+    launch: bool = False  # start the game and bring it back when another app is in front
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -110,6 +111,16 @@ class _CountingDevice:
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 200) -> None:
         self.device.swipe(x1, y1, x2, y2, duration_ms)
 
+    # AppControl: the play loop dismisses with Back and brings the game back to the front
+    def back(self) -> None:
+        self.device.back()
+
+    def foreground(self) -> str | None:
+        return self.device.foreground()
+
+    def launch(self, package: str) -> None:
+        self.device.launch(package)
+
 
 def worker_main(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
     try:
@@ -145,6 +156,8 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
         path = calibrate_device(device, spec.game, Path(spec.profiles), RealClock())
         _send(queue, spec, "calibrated", profile=str(path))
         run = device_run(game, device, spec.settings, spec.seed, Path(spec.profiles))
+    # Each capture method timed before any move: the loop's waits scale with the fastest.
+    device.device.choose_capture()
     started = time.monotonic()
 
     def on_move(summary: PlaySummary) -> None:
@@ -154,8 +167,9 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
               decision_ms=summary.decision_ms[-1] if summary.decision_ms else None)  # fmt: skip
 
     journal = Path(spec.journal)
-    summary = play(run, PlayOptions(moves=spec.moves), journal, on_move=on_move, should_stop=stop_event.is_set,
-                   adb=f"{spec.host}:{spec.port}")  # fmt: skip
+    summary = play(run, PlayOptions(moves=spec.moves, launch=spec.launch), journal, on_move=on_move,
+                   should_stop=stop_event.is_set, adb=f"{spec.host}:{spec.port}",
+                   capture={"mode": device.device.capture_mode, "ms": device.device.capture_report()})  # fmt: skip
     _send(queue, spec, "done", summary=summary.as_dict(), counts=summary.counts, decision_ms=summary.decision_ms,
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip
 
@@ -196,7 +210,10 @@ def calibrate_device(device: Any, game: str, profiles: Path, clock: Any) -> Path
         existing = None
     if existing is None or (existing.width, existing.height) != (w, h):
         existing = DeviceProfile(device.model, w, h, None, {})
-    return save_profile(existing.with_game(cal.profile), path)
+    from agent.vision.screen_facts import with_screen_facts
+
+    learned = with_screen_facts(cal.profile, frame, device.foreground() if hasattr(device, "foreground") else None)
+    return save_profile(existing.with_game(learned), path)
 
 
 def main(argv: list[str] | None = None) -> None:

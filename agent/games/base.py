@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -89,6 +89,13 @@ class BoardRead(Generic[BoardT]):
     reading: Reading  # what vision saw: a label and a confidence per cell
     confident: bool  # every cell known, at or above the profile's min_confidence
     text: str  # the board in the game's notation
+    # Enough is known to act on: a game whose rules can leave unknown cells out (a match-3
+    # solver neither swaps nor matches them) plays the rest of the board; None: as confident.
+    usable: bool | None = None
+
+    @property
+    def playable(self) -> bool:
+        return self.confident if self.usable is None else self.usable
 
     @property
     def min_confidence(self) -> float:
@@ -132,6 +139,9 @@ class NoMove:
 
     reason: str
     finished: bool
+    # Nothing to play now, but the game itself may change the board (a match-3 game
+    # reshuffles a board with no match): wait and read again rather than stop.
+    wait: bool = False
 
 
 @dataclass(frozen=True)
@@ -168,6 +178,34 @@ class Player(Protocol[BoardIn, MoveT]):
     def counts(self) -> dict[str, int]:
         """The game's own tallies for the summary (tiles cleared, balls removed, ...)."""
         ...
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What a player learned about the game by watching it, for the profile and the journal."""
+
+    rules: Mapping[str, str] = field(default_factory=dict)  # e.g. {"variant": "classic"}
+    immovable: tuple[tuple[int, int], ...] = ()  # cells that never moved when swiped (blockers)
+    evidence: tuple[str, ...] = ()  # one sentence per thing learned
+
+
+@runtime_checkable
+class Learns(Protocol):
+    """A player that learns the game's rules from what the screen did."""
+
+    def learned(self) -> Learned: ...
+
+    def reset_board(self) -> None:
+        """A new board (a new level): what was learned about cells no longer holds."""
+        ...
+
+
+@runtime_checkable
+class SeesMotion(Protocol):
+    """A player told, before each check, whether the screen moved at all after the move's
+    gestures: an undone swap moves and comes back, an ignored one never moves."""
+
+    def moved(self, changed: bool) -> None: ...
 
 
 # -- options -------------------------------------------------------------------------

@@ -1,27 +1,36 @@
-"""The play loop, one for every game: settle -> read -> decide -> gestures -> check.
+"""The play loop, one for every game: a board at rest -> read -> decide -> gestures -> check.
 
-It never acts on a board it did not read with confidence: it waits and re-reads, and
-stops with a reason when the board stays unreadable. After every move it waits for the
-screen to change, and on the next still board it asks the game's player whether the
-screen did what the rules predicted; a few failed checks in a row stop the run. It
-stops at once on Ctrl-C or a stop signal (SIGTERM, SIGHUP: `agent.signals`), and on a
-farm's stop request between two moves; a device error, or a bug, ends the journal with
-a stop line before it propagates. What a move is, and what counts as the game being
-over, is the game's business (`agent.games.base`).
+It never acts on a board it did not read with confidence: a board at rest is one whose
+every cell reads the same on two captures in a row (`agent.play.pacing`), and the game
+says whether enough of it is known to act on (a match-3 board plays around a few unknown
+cells). After every move it waits for the screen to change, and on the next board at
+rest it asks the game's player whether the screen did what the rules predicted; a few
+failed checks in a row stop the run. Waits scale with what a capture costs on this phone.
+
+A screen that is no playable board is looked at (`agent.play.screens`): the board found
+again when a new level brought another shape, a dialog or card dismissed by a safe
+button or the Back key, the game brought back when another app is in front; a screen it
+does not recognise, the same screen for a minute, or the same tap over and over stops
+the run with the frames that explain it. It stops at once on Ctrl-C or a stop signal
+(SIGTERM, SIGHUP: `agent.signals`), and on a farm's stop request between two moves; a
+device error, or a bug, ends the journal with a stop line before it propagates. What a
+move is, and what counts as the game being over, is the game's business
+(`agent.games.base`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Generic
 
 import numpy as np
 
 from agent import signals
 from agent.device.base import Device
-from agent.device.clock import Clock
+from agent.device.clock import Clock, RealClock
 from agent.errors import AgentError
 from agent.games.base import (
     BoardRead,
@@ -32,23 +41,52 @@ from agent.games.base import (
     MoveT,
     NoMove,
     Player,
+    SeesMotion,
     Status,
     StatusReader,
     gesture_json,
     perform,
 )
+from agent.play.guards import STUCK_AFTER_S, Guards
 from agent.play.journal import Journal
+from agent.play.pacing import (
+    MAX_MOVING_CELLS, CaptureMeter, RestingRead, Motion, Timeouts, at_rest_between, same_kinds, screen_still,
+)  # fmt: skip
+from agent.play.screens import ScreenHandler
 from agent.play.stats import PlaySummary, StopKind
 from agent.vision.profile import GameProfile
-from agent.vision.settle import wait_for_change, wait_until_still
+
+
 
 
 @dataclass(frozen=True)
 class PlayOptions:
     moves: int | None = None  # stop after this many moves
-    unreadable_timeout_s: float = 5.0  # stop when the board stays unreadable this long
-    change_timeout_s: float = 1.0  # how long a move may take to show on screen
+    unreadable_timeout_s: float = 5.0  # stop when no playable board comes for this long (at least)
+    change_timeout_s: float = 1.0  # how long a move may take to show on screen (at least)
     max_failed_checks: int = 3  # moves in a row that did not do what was predicted
+    handle_screens: bool = True  # look at a screen that is no playable board: refind, dismiss, relaunch
+    launch: bool = False  # start the game's app (the profile's package) and bring it back when it leaves
+    stuck_timeout_s: float = STUCK_AFTER_S  # the same screen with nothing played this long stops the run
+    no_move_wait_s: float = 10.0  # a board with nothing to play is watched this long for the game to change it
+    learn: bool = True  # learn new looks and new boards during the run
+    evidence_dir: Path | None = None  # where the frames that explain a stop go (default: beside the journal)
+
+
+# Swipes are made slower, up to this, for a game that ignores fast ones.
+SLOWEST_SWIPE_MS = 480
+
+# A board at rest but for a cell or two that move and read unsure is either a hint's
+# wiggle (it goes on for ever) or a piece still clearing or landing (a phase of a few
+# hundred ms): it is taken for at rest once it has held this long.
+DOUBT_HOLD_S = 0.6
+
+
+class _Unread:
+    """A frame not read (yet): its board was moving."""
+
+
+UNREAD = _Unread()
 
 
 @dataclass(frozen=True)
@@ -57,6 +95,8 @@ class _Pending(Generic[BoardT, MoveT]):
     decision: Decision[MoveT]
     index: int
     at: float  # clock time of the move
+    changed: bool  # the screen moved after the swipe (an undone swap moves and comes back)
+    unknown: frozenset[tuple[int, int]] = frozenset()  # cells unknown on the board the move was made on
 
 
 class PlayLoop(Generic[BoardT, MoveT]):
@@ -72,6 +112,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         status_reader: StatusReader | None = None,
         on_move: Callable[[PlaySummary], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        keep_learned: Callable[["PlayLoop[BoardT, MoveT]"], dict[str, object] | None] | None = None,
     ) -> None:
         if game.screen is None:
             raise ValueError(f"{game.name} is not played on a screen")
@@ -79,32 +120,114 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.player, self.clock, self.options, self.journal = player, clock, options, journal
         self.status_reader, self.on_move = status_reader, on_move
         self.should_stop = should_stop  # asked before every capture: a farm's stop signal
+        # Called as the run stops, before the stop line: keeps what was learned (the
+        # profile), and says what for the journal.
+        self.keep_learned = keep_learned
         self.summary = PlaySummary(game=game.name)
         self.pending: _Pending[BoardT, MoveT] | None = None
         self.stopped = False  # the stop line is written: the run is over, whatever comes after
+        # Overlapping captures only where calls may overlap and time is real.
+        overlap = bool(getattr(device, "concurrent_captures", False)) and isinstance(clock, RealClock)
+        self.capture = CaptureMeter(device.screencap, clock, overlap)
+        self.guards = Guards(options.stuck_timeout_s)
+        self.screens = ScreenHandler(self)
+        self.profile_changed = False  # a board found again or a look learned: the profile to save
+        self._read_ms = 0.0  # what the last read cost, counted in the decision time
+        self._ignored = 0  # swipes in a row that did nothing at all: look at the screen before the next  # a board with new unknown cells, and since when
+        self._last_swipe_at: float | None = None
+        self._captures_at_swipe = 0
 
     # -- the journal and the screen ---------------------------------------------------
     def _log(self, event: str, **fields: object) -> None:
         if self.journal is not None:
             self.journal.write(event, t=round(self.clock.now(), 4), **fields)
 
-    def _settle(self) -> tuple[np.ndarray, bool]:
-        """A frame once the board is still (or the settle timeout passed), and whether it is."""
-        p = self.profile
-        s = wait_until_still(self.device.screencap, p.board_bbox, p.rows, p.cols, self.clock, p.settle)
-        self.summary.settle_s.append(s.waited_s)
-        return s.frame, s.still
+    @property
+    def timeouts(self) -> Timeouts:
+        p, o = self.profile, self.options
+        return Timeouts.fitted(self.capture.cost_s, p.settle, o.change_timeout_s, o.unreadable_timeout_s,
+                               p.swipe_ms / 1000.0)  # fmt: skip
 
-    def _wait_for_change(self, before: np.ndarray) -> bool:
+    def read(self, frame: np.ndarray) -> BoardRead[BoardT] | None:
+        t0 = time.perf_counter()
+        try:
+            return self.screen.read(frame, self.profile)
+        except ValueError:
+            return None  # the profile's board box does not fit this frame (another app, rotated)
+        finally:
+            self._read_ms = (time.perf_counter() - t0) * 1000.0
+
+    def _rest(self, unknown_before: frozenset[tuple[int, int]] | None = None) -> RestingRead[BoardT]:
+        """Capture and read until two reads in a row show the board at rest, or the settle
+        timeout passes (then the last read, not still). A frame whose board moved against
+        the one before is not read at all: it cannot be at rest, and reading costs more
+        than comparing.
+
+        Two kinds of rest are held for DOUBT_HOLD_S, from the first frame that showed them,
+        before they count: a board at rest but for a cell or two that move and read unsure
+        (a hint's wiggle, or a piece still landing), and, after a move (`unknown_before`:
+        the cells unknown on the board the move was made on), one with cells unknown since
+        (a piece caught mid-clear reads unknown for a moment; a special the move made
+        stays so, and is then played around or learned)."""
+        p, t = self.profile, self.timeouts
+        start, captures = self.clock.now(), 1
+        frame = self.capture()
+        frame_at = self.capture.started_at
+        read: BoardRead[BoardT] | None | _Unread = UNREAD
+        motion = np.zeros((p.rows, p.cols), dtype=bool)
+        motion_of = Motion(p.board_bbox, p.rows, p.cols, p.settle.threshold)
+        same_since = frame_at  # the first frame of the current run of agreeing reads
+        while self.clock.now() - start < t.settle_s - 1e-6:
+            self.clock.sleep(t.poll_s)
+            nxt = self.capture()
+            nxt_at = self.capture.started_at
+            captures += 1
+            motion = motion_of.between(frame, nxt)
+            if int(motion.sum()) > MAX_MOVING_CELLS:
+                frame, frame_at, read, same_since = nxt, nxt_at, UNREAD, nxt_at
+                continue
+            prev = self.read(frame) if isinstance(read, _Unread) else read
+            last, frame, read = frame, nxt, self.read(nxt)
+            if prev is None or read is None:
+                # A screen with no board box on it is still when next to nothing changed.
+                if prev is None and read is None and screen_still(last, frame):
+                    return RestingRead(frame, None, True, self.clock.now() - start, captures, motion)
+                same_since = frame_at = nxt_at
+                continue
+            rest = at_rest_between(prev, read, motion, p.min_confidence) if read.playable else 0
+            if rest == 0:
+                same_since = nxt_at
+            else:
+                fresh = unknown_before is not None and bool(set(read.unknown_cells) - unknown_before)
+                if (rest == 1 and not fresh) or nxt_at - same_since >= DOUBT_HOLD_S - 1e-6:
+                    return RestingRead(frame, read, True, self.clock.now() - start, captures, motion)
+            frame_at = nxt_at
+            # A screen with no playable board is still when next to nothing on it changed
+            # (a card's sparkle may go on for ever); a shaking or sliding one is not.
+            if not read.playable and same_kinds(prev, read) and screen_still(last, frame):
+                return RestingRead(frame, read, True, self.clock.now() - start, captures, motion)
+        final = self.read(frame) if isinstance(read, _Unread) else read
+        return RestingRead(frame, final, False, self.clock.now() - start, captures, motion)
+
+    def _wait_for_change(self, before: np.ndarray, hint: np.ndarray) -> bool:
+        """Whether the board moved away from `before` within the change timeout; cells that
+        were moving at rest (a hint's wiggle) are not a change."""
         p = self.profile
-        return wait_for_change(self.device.screencap, before, p.board_bbox, p.rows, p.cols, self.clock, p.settle,
-                               self.options.change_timeout_s)  # fmt: skip
+        motion = Motion(p.board_bbox, p.rows, p.cols, p.settle.threshold)
+        deadline = self.clock.now() + self.timeouts.change_s
+        while self.clock.now() < deadline:
+            self.clock.sleep(self.timeouts.poll_s)
+            # against the frame before the swipe, each time: a late, slow change still shows
+            if (motion.between(self.capture(), before) & ~hint).any():
+                return True
+        return False
 
     def _pause(self) -> None:
-        self.clock.sleep(self.profile.settle.poll_ms / 1000.0)
+        self.clock.sleep(max(self.profile.settle.poll_ms / 1000.0 - self.capture.cost_s, 0.0))
 
     # -- stopping -------------------------------------------------------------------------
-    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary:
+    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None,
+              evidence: bool = False) -> PlaySummary:  # fmt: skip
         s = self.summary
         # Whole or not at all: a signal now waits until the stop line is written.
         with signals.deferred():
@@ -114,20 +237,40 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 s.checks["unverified"] += 1
                 self._log("check", index=self.pending.index, verdict="unverified", detail=reason)
                 self.pending = None
+            frames = self._save_evidence(reason) if evidence else []
+            kept = self.keep_learned(self) if self.keep_learned is not None else None
+            if kept:
+                self._log("learned", **kept)
             s.counts = self.player.counts()
+            s.captures, s.capture_ms = self.capture.count, round(1000.0 * self.capture.cost_s, 1)
             s.stop_reason, s.stop_kind, s.finished, s.stop_signal = reason, kind, finished, signum
             self._log("stop", reason=reason, kind=kind, finished=finished, summary=s.as_dict(),
-                      **({} if signum is None else {"signal": signals.name(signum)}))  # fmt: skip
+                      **({} if signum is None else {"signal": signals.name(signum)}),
+                      **({"frames": [str(f) for f in frames]} if frames else {}))  # fmt: skip
             self.stopped = True
         return s
 
+    def _save_evidence(self, reason: str) -> list[Path]:
+        where = self.options.evidence_dir
+        if where is None and self.journal is not None:
+            where = self.journal.path.parent / "frames"
+        if where is None:
+            return []
+        try:
+            return self.guards.save(where, reason)
+        except (OSError, AgentError) as exc:
+            self._log("note", detail=f"the frames that explain the stop were not saved: {exc}")
+            return []
+
     def _record_check(self, pending: _Pending[BoardT, MoveT], read: BoardRead[BoardT]) -> Check:
+        if isinstance(self.player, SeesMotion):
+            self.player.moved(pending.changed)
         check = self.player.check(pending.before, pending.decision, read.board)
         self.summary.checks[check.verdict] += 1
         if check.verdict == "rules_changed":
             self._log("rules", index=pending.index, detail=check.detail, **check.fields)
         self._log("check", index=pending.index, verdict=check.verdict, detail=check.detail, board=read.text,
-                  **check.fields)  # fmt: skip
+                  screen_changed=pending.changed, **check.fields)  # fmt: skip
         return check
 
     def _status(self, frame: np.ndarray) -> Status | None:
@@ -135,6 +278,12 @@ class PlayLoop(Generic[BoardT, MoveT]):
         if status is not None:
             self.summary.score, self.summary.moves_left = status.score, status.moves_left
         return status
+
+    def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
+        """Play on with another profile: the board found again, or a look learned."""
+        self.profile, self.profile_changed = profile, True
+        self._log("profile", reason=why, rows=profile.rows, cols=profile.cols, board_bbox=list(profile.board_bbox),
+                  **fields)  # fmt: skip
 
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> PlaySummary:
@@ -157,42 +306,80 @@ class PlayLoop(Generic[BoardT, MoveT]):
             if not self.stopped:
                 self._stop(f"error: {type(exc).__name__}: {exc}", "crashed")
             raise
+        finally:
+            self.capture.close()  # captures still in flight are let go
 
     def _run(self) -> PlaySummary:
         s, opt = self.summary, self.options
         failed_checks = 0
-        unreadable_since: float | None = None
+        unplayable_since: float | None = None
+        no_move_since: float | None = None
+        if opt.launch:
+            stop = self.screens.bring_game_to_front()
+            if stop is not None:
+                return stop
         while True:
             if self.should_stop is not None and self.should_stop():
                 return self._stop("stopped on request", "requested")
-            frame, still = self._settle()
-            t_read = time.perf_counter()
-            read = self.screen.read(frame, self.profile) if still else None
-            status = self._status(frame)
+            rest = self._rest(None if self.pending is None else self.pending.unknown)
+            s.settle_s.append(rest.waited_s)
+            now = self.clock.now()
+            self.guards.keep(now, rest.frame)
+            status = self._status(rest.frame)
             game_over = status is not None and status.moves_left == 0
-            if read is None or not read.confident:
+            read = rest.read
+            if game_over and (read is None or not read.confident):
+                return self._stop("game over: no moves left", "finished", finished=True)
+            if read is not None and rest.still and opt.learn and read.playable and not read.confident:
+                read = self.screens.learn_looks(rest.frame, read)
+            if read is None or not rest.still or not read.playable:
                 if game_over:
                     return self._stop("game over: no moves left", "finished", finished=True)
-                now = self.clock.now()
-                unreadable_since = now if unreadable_since is None else unreadable_since
-                if now - unreadable_since >= opt.unreadable_timeout_s:
-                    why = "the board never stopped moving" if read is None else (
+                unplayable_since = now if unplayable_since is None else unplayable_since
+                if opt.handle_screens and rest.still:
+                    outcome = self.screens.handle(rest.frame, read)
+                    if isinstance(outcome, PlaySummary):
+                        return outcome
+                    if outcome:
+                        unplayable_since = None
+                        self._last_swipe_at = None  # a screen came between: not one move's cycle
+                        continue
+                if now - unplayable_since >= self.timeouts.unreadable_s:
+                    why = "the board never stopped moving" if not rest.still else (
+                        "no board on the screen" if read is None else
                         f"{len(read.unknown_cells)} cells unknown, lowest confidence {read.min_confidence:.2f}"
                     )  # fmt: skip
                     return self._stop(
-                        f"board not readable for {opt.unreadable_timeout_s:.0f} s ({why}): "
+                        f"board not readable for {self.timeouts.unreadable_s:.0f} s ({why}): "
                         "a game-over screen, a dialog, or a profile that does not fit this screen",
-                        "unreadable",
+                        "unreadable", evidence=True,
                     )
-                self._log("unreadable", board=read.text if read else None)
+                self._log("unreadable" if rest.still else "moving", board=read.text if read else None)
                 self._pause()
                 continue
-            unreadable_since = None
+            unplayable_since = None
+            if opt.handle_screens and (read.unknown_cells or self._ignored):
+                # Unknown cells, or a swipe the game ignored, can be a dialog over the board:
+                # never swipe under one.
+                outcome = self.screens.handle(rest.frame, read, board_readable=True)
+                if isinstance(outcome, PlaySummary):
+                    return outcome
+                if outcome:
+                    self._ignored = 0
+                    self._last_swipe_at = None  # a screen came between: not one move's cycle
+                    continue
+            if self._ignored >= 2 and self.profile.swipe_ms < SLOWEST_SWIPE_MS:
+                # Nothing covers the board and the game took none of the last swipes: some
+                # games ignore a swipe faster than a finger they expect.
+                slower = min(SLOWEST_SWIPE_MS, 2 * self.profile.swipe_ms)
+                self.adopt(replace(self.profile, swipe_ms=slower),
+                           f"the game ignored {self._ignored} swipes in a row: swipes now take {slower} ms")  # fmt: skip
+                self._ignored = 0
             if self.pending is not None and not self.player.at_rest(self.pending.before, read.board):
-                if self.clock.now() - self.pending.at > self.profile.settle.timeout_s:
+                if now - self.pending.at > self.timeouts.settle_s:
                     return self._stop(
-                        f"the board did not come to rest within {self.profile.settle.timeout_s:.0f} s of move "
-                        f"{self.pending.index}", "not_at_rest",
+                        f"the board did not come to rest within {self.timeouts.settle_s:.0f} s of move "
+                        f"{self.pending.index}", "not_at_rest", evidence=True,
                     )  # fmt: skip
                 self._log("moving", board=read.text)
                 self._pause()
@@ -201,12 +388,14 @@ class PlayLoop(Generic[BoardT, MoveT]):
             if pending is not None:
                 check = self._record_check(pending, read)
                 failed_checks = 0 if check.ok else failed_checks + 1
+                ignored = check.verdict == "not_applied" and not pending.changed
+                self._ignored = self._ignored + 1 if ignored else 0
                 if failed_checks >= opt.max_failed_checks:
                     return self._stop(
                         f"{failed_checks} moves in a row did not do what the rules predicted "
                         f"(last: {check.verdict}{': ' + check.detail if check.detail else ''}): "
                         "check the profile's board box, and that the game plays by the rules the agent assumes",
-                        "failed_checks",
+                        "failed_checks", evidence=True,
                     )
             if s.first_board is None:
                 s.first_board = read.text
@@ -217,25 +406,48 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 return self._stop(f"move limit reached ({opt.moves})", "limit")
             if game_over:
                 return self._stop("game over: no moves left", "finished", finished=True)
+            t_decide = time.perf_counter()
             decision = self.player.decide(read.board)
             if isinstance(decision, NoMove):
+                no_move_since = now if no_move_since is None else no_move_since
+                if decision.wait and now - no_move_since < opt.no_move_wait_s:
+                    self._log("no_move", reason=decision.reason, board=read.text)
+                    self._pause()
+                    continue
+                if decision.wait and not game_over:
+                    # The game would have changed a board with nothing to play (a reshuffle):
+                    # it did not, so the board as read is likely not the board.
+                    return self._stop(f"{decision.reason} on the board as read, and the game did not change it "
+                                      f"within {opt.no_move_wait_s:.0f} s: a look read wrong, or a rule the agent "
+                                      "does not know", "stuck", evidence=True)  # fmt: skip
                 return self._stop(decision.reason, "finished" if decision.finished else "stuck",
                                   finished=decision.finished)  # fmt: skip
-            decide_ms = (time.perf_counter() - t_read) * 1000.0
+            no_move_since = None
+            decide_ms = (time.perf_counter() - t_decide) * 1000.0 + self._read_ms
             gestures = self.screen.gestures(decision.move, self.profile)
             perform(self.device, gestures, self.clock)
             # A move made is counted, journaled and awaited together: a signal waits for all three.
             with signals.deferred():
                 s.moves += 1
                 s.decision_ms.append(decide_ms)
+                swiped_at = self.clock.now()
+                cycle = None if self._last_swipe_at is None else swiped_at - self._last_swipe_at
+                if cycle is not None:
+                    s.cycle_s.append(cycle)
+                    s.captures_per_move.append(self.capture.count - self._captures_at_swipe)
+                self._last_swipe_at, self._captures_at_swipe = swiped_at, self.capture.count
                 self._log(
                     "decision", index=s.moves, board=read.text, min_confidence=round(read.min_confidence, 3),
                     move=decision.text, gestures=gesture_json(gestures), decide_ms=round(decide_ms, 3),
-                    settle_s=round(s.settle_s[-1], 4), plan_step=decision.continues_plan, **decision.fields,
+                    settle_s=round(s.settle_s[-1], 4), plan_step=decision.continues_plan,
+                    capture_ms=round(1000.0 * self.capture.cost_s, 1),
+                    **({} if cycle is None else {"cycle_s": round(cycle, 3)}), **decision.fields,
                 )  # fmt: skip
-                self.pending = _Pending(read.board, decision, s.moves, self.clock.now())
-            self._wait_for_change(frame)
+                self.pending = _Pending(read.board, decision, s.moves, swiped_at, False,
+                                        frozenset(read.unknown_cells))  # fmt: skip
+            self.guards.progress()
+            changed = self._wait_for_change(rest.frame, rest.moving)
+            self.pending = replace(self.pending, changed=changed)
             if self.on_move is not None:
                 s.counts = self.player.counts()
                 self.on_move(s)
-

@@ -5,18 +5,22 @@ header line, and `summary.json` once the loop stops."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from agent import __version__, signals
+import numpy as np
+
 from agent.device.base import Device
+from agent.simphone.latency import SlowCapture
 from agent.device.clock import Clock, ManualClock, RealClock
-from agent.games.base import Game, Player, StatusReader
+from agent.errors import AgentError
+from agent.games.base import Game, Learns, Player, Status, StatusReader
 from agent.play.journal import Journal, write_json_atomic
 from agent.play.loop import PlayLoop, PlayOptions
 from agent.play.stats import PlaySummary
-from agent.vision.profile import ProfileMatch, find_profile
+from agent.vision.profile import GameProfile, ProfileMatch, find_profile, save_game_profile
 
 
 @dataclass
@@ -61,7 +65,7 @@ class Run:
 
 
 def sim_run(game: Game[Any, Any], settings: dict[str, Any], seed: int, size: tuple[int, int], realtime: bool,
-            profiles: Path) -> Run:  # fmt: skip
+            profiles: Path, latency_ms: float = 0.0) -> Run:  # fmt: skip
     """The game's simulated phone and the profile it is read with."""
     sim = game.sim
     if sim is None:
@@ -72,7 +76,9 @@ def sim_run(game: Game[Any, Any], settings: dict[str, Any], seed: int, size: tup
     w, h = phone.screen_size()
     match = find_profile(phone.model, w, h, game.name, [profiles])
     _check(game, match)
-    return Run(game, phone, clock, match, settings, seed, phone, sim.status_reader(phone),
+    status = sim.status_reader(phone) or header_status(match.profile)
+    device: Device = phone if not latency_ms else SlowCapture(phone, clock, latency_ms / 1000.0)
+    return Run(game, device, clock, match, settings, seed, phone, status,
                [f"profile: {which}", *match.notes()])  # fmt: skip
 
 
@@ -82,7 +88,39 @@ def device_run(game: Game[Any, Any], device: Device, settings: dict[str, Any], s
     w, h = device.screen_size()
     match = find_profile(device.model, w, h, game.name, [profiles])
     _check(game, match)
-    return Run(game, device, clock or RealClock(), match, settings, seed, notes=match.notes())
+    return Run(game, device, clock or RealClock(), match, settings, seed, status_reader=header_status(match.profile),
+               notes=match.notes())  # fmt: skip
+
+
+# The header changes slowly next to the board and OCR costs tens of milliseconds a
+# number: it is read on every few frames, and the last reading stands between.
+HEADER_EVERY = 4
+
+
+def header_status(profile: GameProfile) -> StatusReader | None:
+    """The game's header (moves left, score) read by OCR where the profile says, or None
+    when the profile names no header or no OCR engine is installed."""
+    if not ({"moves", "score"} & profile.hud.keys()):
+        return None
+    from agent.vision.header import header_reader
+    from agent.vision.ocr import default_ocr
+
+    ocr = default_ocr()
+    reader = header_reader(profile, ocr) if ocr is not None else None
+    if reader is None:
+        return None
+    calls = 0
+    last: Status | None = None
+
+    def read(frame: np.ndarray) -> Status | None:
+        nonlocal calls, last
+        if calls % HEADER_EVERY == 0:
+            moves, score = reader(frame)
+            last = None if moves is None and score is None else Status(moves_left=moves, score=score)
+        calls += 1
+        return last
+
+    return read
 
 
 def _check(game: Game[Any, Any], match: ProfileMatch) -> None:
@@ -105,7 +143,7 @@ def play(
     with signals.deferred(), Journal(journal_path) as journal:
         journal.write("start", **run.header(options, **header))
         loop = PlayLoop(run.device, run.game, run.match.profile, player, run.clock, options, journal,
-                        run.status_reader, on_move, should_stop)  # fmt: skip
+                        run.status_reader, on_move, should_stop, lambda lp: save_learned(run, lp))  # fmt: skip
         try:
             summary = loop.run()
         finally:
@@ -113,6 +151,34 @@ def play(
             if summary_path is not None:
                 write_json_atomic(summary_path, result_json(run, loop.summary, journal_path))
     return summary
+
+
+def learned_profile(profile: GameProfile, player: Player[Any, Any]) -> tuple[GameProfile, list[str]]:
+    """The profile with what the player learned by watching: the rules it saw."""
+    if not isinstance(player, Learns):
+        return profile, []
+    learned = player.learned()
+    rules = {**profile.rules, **learned.rules}
+    if rules == profile.rules:
+        return profile, list(learned.evidence)
+    return replace(profile, rules=rules), list(learned.evidence)
+
+
+def save_learned(run: Run, loop: PlayLoop[Any, Any]) -> dict[str, object] | None:
+    """Keep what the run learned (the rules, a new board, new looks) in the phone's profile;
+    what for the journal (None: nothing learned). Atomic; a profile that cannot be written
+    is said so in the journal, and the run goes on to its stop."""
+    profile, evidence = learned_profile(loop.profile, loop.player)
+    if profile == run.match.profile and not loop.profile_changed:
+        return None
+    w, h = run.size
+    fields: dict[str, object] = {"rules": dict(profile.rules), "evidence": evidence, "classes": profile.class_labels,
+                                 "rows": profile.rows, "cols": profile.cols}  # fmt: skip
+    try:
+        fields["profile"] = str(save_game_profile(run.device.model, w, h, profile, run.match.path.parent))
+    except (AgentError, OSError) as exc:
+        fields["not_saved"] = str(exc)
+    return fields
 
 
 def result_json(run: Run, summary: PlaySummary, journal_path: Path) -> dict[str, object]:

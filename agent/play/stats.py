@@ -15,7 +15,7 @@ from agent.games.base import OK_VERDICTS
 # Why a run stopped, as one word; `exit_code` turns it into the process's exit status.
 StopKind = Literal[
     "", "finished", "limit", "requested", "interrupted", "unreadable", "failed_checks", "not_at_rest", "stuck",
-    "device_error", "crashed",
+    "unrecognised", "other_app", "loop", "device_error", "crashed",
 ]
 
 # An interrupted run exits 128 + the signal: 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP).
@@ -37,6 +37,15 @@ class PlaySummary:
     counts: dict[str, int] = field(default_factory=dict)  # the game's own tallies
     decision_ms: list[float] = field(default_factory=list)
     settle_s: list[float] = field(default_factory=list)
+    cycle_s: list[float] = field(default_factory=list)  # swipe to swipe, with no other screen between
+    captures_per_move: list[int] = field(default_factory=list)  # captures from one swipe to the next
+    captures: int = 0
+    capture_ms: float = 0.0  # the rolling capture cost at the end
+    screens: Counter[str] = field(default_factory=Counter)  # screens looked at, by kind
+    dialogs_closed: int = 0  # dialogs and cards dismissed (the screen changed after the tap or Back)
+    boards_found: int = 0  # boards found again (a new level's shape or place)
+    looks_learned: int = 0  # classes learned during the run
+    launches: int = 0  # the game started or brought back to the front
 
     @property
     def confirmed(self) -> int:
@@ -59,7 +68,15 @@ class PlaySummary:
             "signal": None if self.stop_signal is None else signals.name(self.stop_signal), "finished": self.finished,
             "score": self.score, "moves_left": self.moves_left, "first_board": self.first_board, **self.counts,
             "mean_decision_ms": round(self.mean_decision_ms, 3), "mean_settle_ms": round(self.mean_settle_ms, 1),
+            "median_cycle_s": round(self.median_cycle_s, 3), "captures": self.captures,
+            "captures_per_move": round(float(np.mean(self.captures_per_move)), 2) if self.captures_per_move else 0.0,
+            "capture_ms": self.capture_ms, "screens": dict(self.screens), "dialogs_closed": self.dialogs_closed,
+            "boards_found": self.boards_found, "looks_learned": self.looks_learned, "launches": self.launches,
         }  # fmt: skip
+
+    @property
+    def median_cycle_s(self) -> float:
+        return float(np.median(self.cycle_s)) if self.cycle_s else 0.0
 
 
 def exit_code(summary: PlaySummary) -> int:
@@ -68,7 +85,7 @@ def exit_code(summary: PlaySummary) -> int:
     kind = summary.stop_kind
     if kind == "interrupted":
         return EXIT_INTERRUPTED if summary.stop_signal is None else signals.exit_code(summary.stop_signal)
-    if kind == "unreadable":
+    if kind in ("unreadable", "unrecognised"):
         return EXIT_UNREADABLE
     if kind == "device_error":
         return EXIT_DEVICE

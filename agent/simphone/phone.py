@@ -17,12 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from agent.device.base import check_point
+from agent.device.base import KEYCODE_BACK, check_point
 from agent.device.clock import Clock, RealClock
 from agent.errors import GestureError
 
 # Enough for any test or game to look back over a whole game; a few hundred KB at most.
 GESTURE_LOG_SIZE = 1000
+# The package a simulated phone's game runs as (what `--launch` starts).
+SIM_PACKAGE = "com.puzzleagent.sim"
 # Android's `input swipe` has no limit, but nothing a game does takes a minute.
 MAX_SWIPE_MS = 60_000
 
@@ -58,6 +60,10 @@ class SimDevice:
         # Every gesture the phone took, including those the log no longer holds.
         self.taps = 0
         self.swipes = 0
+        self.keys = 0
+        # The app in front: the game's own package until a subclass says otherwise.
+        self.package = SIM_PACKAGE
+        self._foreground: str | None = SIM_PACKAGE
 
     # -- Device protocol --------------------------------------------------------
     @property
@@ -96,6 +102,26 @@ class SimDevice:
         self.gestures.append(SimGesture("swipe", (int(x1), int(y1), int(x2), int(y2)), float(duration_ms),
                                         self._clock.now(), effect))  # fmt: skip
 
+    # -- AppControl (agent.device.base) ----------------------------------------------
+    def back(self) -> None:
+        self.keys += 1
+        self.on_key(KEYCODE_BACK)
+
+    def key(self, code: int) -> None:
+        """Any key event (`input keyevent N`); Back is `KEYCODE_BACK`."""
+        self.keys += 1
+        self.on_key(int(code))
+
+    def foreground(self) -> str | None:
+        return self._foreground
+
+    def launch(self, package: str) -> None:
+        if package == self.package:
+            self._foreground = package
+            self.on_launch()
+        # Any other package is not installed on a simulated phone: nothing happens, as
+        # `monkey -p` of a missing package does nothing but say so.
+
     @property
     def gesture_count(self) -> int:
         """Every gesture taken since the phone started (the log keeps only the last ones)."""
@@ -110,3 +136,9 @@ class SimDevice:
 
     def on_swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: float) -> Any:
         return None
+
+    def on_key(self, code: int) -> None:
+        """A key event; by default a phone's game ignores them."""
+
+    def on_launch(self) -> None:
+        """The game was started or brought to the front."""

@@ -40,6 +40,10 @@ EXEMPLARS_PER_EMPTY = 12
 CALIBRATED = "calibrated"  # GameProfile.source of calibrated profiles
 LOW_CONFIDENCE = 0.5  # cells below this are marked on the overlay and in reports
 
+# A person swipes a piece over one cell in about a tenth of a second; a slower swipe is
+# time the game does nothing. The play loop lengthens it for a game that ignores swipes.
+SWIPE_MS = 120
+
 
 @dataclass(frozen=True, eq=False)
 class Calibration:
@@ -114,7 +118,7 @@ def calibrate_frame(
     frame: np.ndarray,
     game: str = "match3",
     *,
-    swipe_ms: int = 200,
+    swipe_ms: int = SWIPE_MS,
     settle: SettleSettings | None = None,
     min_confidence: float = 0.5,
     hints: RoleHints | None = None,

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agent.vision.calibrate import Calibration, calibrate_frame, find_board_cells, learn
+from agent.vision.calibrate import SWIPE_MS, Calibration, calibrate_frame, find_board_cells, learn
 from agent.vision.samples import CellSamples, sample_board
 from agent.vision.cluster import cluster_cells, symmetric_distances
 from agent.vision.cover import check_not_covered, unsettled_cells, unsettled_mask
@@ -45,7 +45,7 @@ def calibrate_frames(
     frames: Sequence[np.ndarray],
     game: str = "match3",
     *,
-    swipe_ms: int = 200,
+    swipe_ms: int = SWIPE_MS,
     settle: SettleSettings | None = None,
     min_confidence: float = 0.5,
     hints: RoleHints | None = None,

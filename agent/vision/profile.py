@@ -15,6 +15,7 @@ One TOML file per phone and resolution in `device_profiles/`, named by
     board_bbox = [40, 700, 1040, 1700]  # pixels, x1/y1 exclusive
     board_frac = [0.037, 0.2917, ...]   # the same as screen fractions (optional, derived)
     source = "calibrated"               # optional: who made it ("calibrated", "sim-layout")
+    package = "com.example.game"        # optional: the game's Android package (launch, foreground check)
     feature_version = 2
     swipe_ms = 200
     min_confidence = 0.5
@@ -30,6 +31,17 @@ One TOML file per phone and resolution in `device_profiles/`, named by
 
     [games.match3.hud]                  # optional named screen regions, as fractions
     steps = [0.1, 0.05, 0.3, 0.1]
+
+    [games.match3.rules]                # optional: rules learned by watching
+    variant = "classic"
+
+    [[games.match3.screens]]            # optional, one per screen taught with `agent screens add`
+    name = "offer"
+    phash = "c3d4..."                   # agent.vision.screens.screen_hash of the frame
+    size = [1080, 2400]                 # the frame's width and height
+    action = "tap"                      # "tap" (at tap) or "back"
+    tap = [980, 700]
+    box = [0.1, 0.3, 0.9, 0.65]         # optional: the part hashed (the dialog), as fractions
 
     [games.match3.classes.B]            # optional, one per class: what it is to the game
     role = "special"                    # tile, special, colourless, blocker, hole or layer (default tile)
@@ -56,7 +68,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence, cast
+from typing import Any, Iterable, Literal, Sequence, cast
 
 import numpy as np
 import tomli_w
@@ -95,6 +107,46 @@ def profile_filename(model: str, width: int, height: int) -> str:
     return f"{slugify(model)}_{int(width)}x{int(height)}.toml"
 
 
+SCREEN_ACTIONS = ("tap", "back")
+
+
+@dataclass(frozen=True)
+class TaughtScreen:
+    """A screen a person taught once (`agent screens add`): what it looks like (a
+    perceptual hash of the frame, agent.vision.screens.screen_hash, and the frame's size)
+    and what to do on it: tap a point (frame pixels) or press Back."""
+
+    name: str
+    phash: str
+    size: tuple[int, int]  # (width, height) of the frame it was taught on
+    action: Literal["tap", "back"]
+    tap: tuple[int, int] | None = None
+    # the part of the frame hashed, as fractions (the dialog: what stays the same while
+    # the board under it changes); None: the whole frame
+    box: Frac | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "size", (int(self.size[0]), int(self.size[1])))
+        if self.box is not None:
+            set_(self, "box", tuple(float(v) for v in self.box))
+        if self.tap is not None:
+            set_(self, "tap", (int(self.tap[0]), int(self.tap[1])))
+        if self.action not in SCREEN_ACTIONS:
+            raise ValueError(f"a taught screen's action is tap or back, not {self.action!r}")
+        if (self.action == "tap") != (self.tap is not None):
+            raise ValueError("a taught screen taps a point (action tap, with tap) or presses Back (no tap)")
+
+    def scaled_tap(self, width: int, height: int) -> tuple[int, int] | None:
+        """The tap point on a width x height frame (the screen taught at another size)."""
+        if self.tap is None:
+            return None
+        return (
+            min(width - 1, round(self.tap[0] * width / self.size[0])),
+            min(height - 1, round(self.tap[1] * height / self.size[1])),
+        )
+
+
 @dataclass(frozen=True)
 class GameProfile:
     """One game on one screen: where the board is, how to read it and how to play it.
@@ -123,6 +175,9 @@ class GameProfile:
     # class label -> role (agent.vision.roles.ROLES); a class not in it is a tile
     roles: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # class label -> a name for people
+    package: str | None = None  # the game's Android package, to launch it and check it is in front
+    rules: dict[str, str] = field(default_factory=dict)  # rules learned by watching, e.g. {"variant": "classic"}
+    screens: tuple[TaughtScreen, ...] = ()  # screens a person taught (`agent screens add`)
 
     def __post_init__(self) -> None:
         # normalise container and number types so equality survives a TOML round trip
@@ -139,6 +194,8 @@ class GameProfile:
         set_(self, "kinds", {str(k): str(v) for k, v in self.kinds.items()})
         set_(self, "roles", {str(k): str(v) for k, v in self.roles.items() if v != "tile"})
         set_(self, "names", {str(k): str(v) for k, v in self.names.items() if v})
+        set_(self, "rules", {str(k): str(v) for k, v in self.rules.items()})
+        set_(self, "screens", tuple(self.screens))
         bad = sorted(set(self.roles.values()) - set(ROLES))
         if bad:
             raise ValueError(f"unknown roles {bad}: a class is one of {', '.join(ROLES)}")
@@ -407,12 +464,58 @@ class _Checker:
         hud = {hk: self.fractions(hv, f"{k}.hud.{_key(hk)}") for hk, hv in hud_t.items()}
         exemplars = self.exemplars(self.get(g, k, "exemplars", f"[[{k}.exemplars]] tables"), k, patch)
         kinds, roles, names = self.classes(g.get("classes", {}), f"{k}.classes", {e.label for e in exemplars})
+        package = g.get("package")
+        if package is not None:
+            package = self.string(package, f"{k}.package")
+            if not _PACKAGE.fullmatch(package):
+                raise self.fail(f"{k}.package", f"expected an Android package name such as \"com.example.game\", got {_got(package)}")
+        rules_t = self.table(g.get("rules", {}), f"{k}.rules")
+        rules = {rk: self.string(rv, f"{k}.rules.{_key(rk)}") for rk, rv in rules_t.items()}
+        screens = self.screens(g.get("screens", []), f"{k}.screens")
         return GameProfile(
             game=name, rows=rows, cols=cols, board_bbox=bbox, board_frac=frac, exemplars=exemplars,
             feature_version=version, swipe_ms=swipe_ms, settle=settle, min_confidence=min_conf,
             max_distance=max_dist, hud=hud, inset=inset, patch=patch, source=source, kinds=kinds,
-            roles=roles, names=names,
+            roles=roles, names=names, package=package, rules=rules, screens=screens,
         )  # fmt: skip
+
+    def screens(self, value: Any, key: str) -> tuple[TaughtScreen, ...]:
+        """[[games.G.screens]] tables: name, phash, size, action and (for tap) tap."""
+        if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+            raise self.fail(key, f"expected an array of tables [[{key}]], got {_got(value)}")
+        out: list[TaughtScreen] = []
+        for i, e in enumerate(value):
+            sk = f"{key}[{i}]"
+            self.only(e, sk, ["name", "phash", "size", "action", "tap", "box"])
+            name = self.string(self.get(e, sk, "name", "a name for the screen"), f"{sk}.name")
+            if len(name) > 80 or not name.isprintable():
+                raise self.fail(f"{sk}.name", "expected a printable name of at most 80 characters")
+            if any(t.name == name for t in out):
+                raise self.fail(f"{sk}.name", f"{_got(name)} names two screens; give each its own name")
+            phash = self.get(e, sk, "phash", "a hex perceptual hash")
+            if not isinstance(phash, str) or not re.fullmatch(r"[0-9a-f]{16,256}", phash):
+                raise self.fail(f"{sk}.phash", f"expected 16 or more lowercase hex digits, got {_got(phash)}")
+            size = self.get(e, sk, "size", "[width, height]")
+            if (not isinstance(size, list) or len(size) != 2
+                    or any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 100_000 for v in size)):
+                raise self.fail(f"{sk}.size", f"expected [width, height] in pixels, got {_got(size)}")  # fmt: skip
+            action = self.get(e, sk, "action", '"tap" or "back"')
+            if action not in SCREEN_ACTIONS:
+                raise self.fail(f"{sk}.action", f'expected "tap" or "back", got {_got(action)}')
+            tap = e.get("tap")
+            if action == "tap":
+                if tap is None:
+                    raise self.fail(f"{sk}.tap", "missing, expected [x, y] in pixels (the action is tap)")
+                if (not isinstance(tap, list) or len(tap) != 2
+                        or any(isinstance(v, bool) or not isinstance(v, int) for v in tap)
+                        or not (0 <= tap[0] < size[0] and 0 <= tap[1] < size[1])):
+                    raise self.fail(f"{sk}.tap", f"expected [x, y] inside the {size[0]}x{size[1]} screen, got {_got(tap)}")  # fmt: skip
+            elif tap is not None:
+                raise self.fail(f"{sk}.tap", "a screen whose action is back taps nowhere; remove tap")
+            box = None if "box" not in e else self.fractions(e["box"], f"{sk}.box")
+            out.append(TaughtScreen(name, phash, (size[0], size[1]), action,
+                                    None if tap is None else (tap[0], tap[1]), box))  # fmt: skip
+        return tuple(out)
 
     def settle(self, value: Any, k: str) -> SettleSettings:
         t = self.table(value, k)
@@ -442,8 +545,8 @@ class _Checker:
                 raise self.fail(ck, "an empty table: give the class a role, kind or name, or remove the table")
             if "kind" in e:
                 kind = e["kind"]
-                if not isinstance(kind, str) or not (kind == EMPTY_LABEL or re.fullmatch(r"[A-Za-z]+", kind)):
-                    raise self.fail(f"{ck}.kind", f'expected letters (a kind such as "A") or ".", got {_got(kind)}')
+                if not isinstance(kind, str) or not (kind in (EMPTY_LABEL, UNKNOWN_LABEL) or re.fullmatch(r"[A-Za-z]+", kind)):
+                    raise self.fail(f"{ck}.kind", f'expected letters (a kind such as "A"), "." or "?" (not known yet), got {_got(kind)}')
                 kinds[label] = kind
             if "role" in e:
                 role = e["role"]
@@ -491,8 +594,10 @@ class _Checker:
 
 _GAME_KEYS = [
     "rows", "cols", "board_bbox", "board_frac", "source", "feature_version", "swipe_ms", "min_confidence",
-    "max_distance", "inset", "patch", "settle", "hud", "classes", "exemplars",
+    "max_distance", "inset", "patch", "settle", "hud", "classes", "exemplars", "package", "rules", "screens",
 ]  # fmt: skip
+# Android package names: dot-separated segments of letters, digits and underscores.
+_PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 
 
 # -- files ------------------------------------------------------------------------------
@@ -512,6 +617,8 @@ def _to_toml(profile: DeviceProfile) -> dict[str, Any]:
         }
         if g.source is not None:
             t["source"] = str(g.source)
+        if g.package is not None:
+            t["package"] = str(g.package)
         t |= {
             "feature_version": int(g.feature_version),
             "swipe_ms": int(g.swipe_ms),
@@ -542,6 +649,15 @@ def _to_toml(profile: DeviceProfile) -> dict[str, Any]:
             classes[label] = entry
         if classes:
             t["classes"] = classes
+        if g.rules:
+            t["rules"] = {k: str(v) for k, v in g.rules.items()}
+        if g.screens:
+            t["screens"] = [
+                {"name": sc.name, "phash": sc.phash, "size": [int(v) for v in sc.size], "action": sc.action}
+                | ({} if sc.tap is None else {"tap": [int(v) for v in sc.tap]})
+                | ({} if sc.box is None else {"box": [float(v) for v in sc.box]})
+                for sc in g.screens
+            ]
         t["exemplars"] = [
             {"label": e.label, "features": [round(float(v), 4) for v in e.features]} for e in g.exemplars
         ]

@@ -240,6 +240,8 @@ class FakePhone:
         self.release = threading.Event()
         self.fail_open: list[BaseException] = []  # raised by shell() before anything runs
         self.cut_reply_on: str | None = None  # this command's reply breaks off (dying phone)
+        self.now = 0.0  # what the device's timer reads: each command adds its cost
+        self.costs: dict[str, float] = {}  # seconds a command takes, by command line
 
     def _shown_size(self) -> tuple[int, int]:
         w, h = self.override or (self.w, self.h)
@@ -259,6 +261,7 @@ class FakePhone:
             self.release.wait(30)
             raise EOFError("released")
         base, marked = (cmdargs[: -len(MARK)], True) if cmdargs.endswith(MARK) else (cmdargs, False)
+        self.now += self.costs.get(base, 0.0)
         if self.cut_reply_on and base.startswith(self.cut_reply_on):
             return FakeStream(b"")
         if base == "screencap":
@@ -311,6 +314,7 @@ def connect_to(fake: FakePhone, calls: list[int] | None = None):
 
 
 def make_device(fake: FakePhone, timeout_s: float = 2.0, **kw) -> AdbDevice:
+    kw.setdefault("timer", lambda: fake.now)
     return AdbDevice("FAKE1", capture=kw.pop("capture", "auto"), timeout_s=timeout_s, connect=connect_to(fake), **kw)
 
 
@@ -354,6 +358,11 @@ def test_unreadable_screen_size_is_an_error(phone: FakePhone, monkeypatch) -> No
 # --------------------------------------------------------------------------- AdbDevice: capture
 
 
+# Auto mode's first screenshot times each method: two captures each (gzip is missing
+# on this phone: its shell says `not found`), then the frame itself by the chosen one.
+TIMING = ["screencap", "screencap", "screencap | gzip -1", "screencap -p", "screencap -p"]
+
+
 def test_auto_capture_picks_raw_when_raw_works(phone: FakePhone) -> None:
     dev = make_device(phone)
     assert dev.capture_mode is None
@@ -361,7 +370,8 @@ def test_auto_capture_picks_raw_when_raw_works(phone: FakePhone) -> None:
     np.testing.assert_array_equal(frame, phone.frame)
     assert dev.capture_mode == "raw"
     dev.screencap()
-    assert phone.bases("screencap") == ["screencap", "screencap"]
+    assert phone.bases("screencap") == TIMING + ["screencap", "screencap"]
+    assert str(dev.capture_report()["gzip"]).startswith("not available")
 
 
 @pytest.mark.parametrize(
@@ -375,7 +385,7 @@ def test_auto_capture_falls_back_to_png_when_raw_is_garbage(phone: FakePhone, ga
     np.testing.assert_array_equal(frame, phone.frame)
     assert dev.capture_mode == "png"
     dev.screencap()  # remembered: no more raw trials
-    assert phone.bases("screencap") == ["screencap", "screencap -p", "screencap -p"]
+    assert phone.bases("screencap") == ["screencap", "screencap | gzip -1"] + ["screencap -p"] * 4
 
 
 def test_black_frame_is_retried_then_rejected(phone: FakePhone) -> None:
@@ -410,7 +420,7 @@ def test_raw_failure_falls_back_to_png_for_one_frame_in_auto_mode(phone: FakePho
     phone.raw_replies = [encode_raw_screencap(phone.frame)[:-100]]  # truncated
     np.testing.assert_array_equal(dev.screencap(), phone.frame)
     assert dev.capture_mode == "raw"  # one bad frame does not change the path
-    assert phone.bases("screencap") == ["screencap", "screencap", "screencap -p"]
+    assert phone.bases("screencap") == TIMING + ["screencap", "screencap", "screencap -p"]
 
 
 def test_png_mode_uses_only_png(phone: FakePhone) -> None:
@@ -587,7 +597,7 @@ def test_capture_method_from_the_environment(phone: FakePhone, monkeypatch) -> N
     monkeypatch.setenv("PUZZLE_AGENT_CAPTURE", "jpeg")
     with pytest.raises(DeviceError, match="PUZZLE_AGENT_CAPTURE='jpeg'") as info:
         AdbDevice("FAKE1", timeout_s=2.0, connect=connect_to(phone))
-    assert "auto, raw or png" in info.value.hint
+    assert "auto, raw, gzip or png" in info.value.hint
 
 
 def test_bad_arguments() -> None:

@@ -480,10 +480,10 @@ def test_a_profile_without_kinds_reads_each_class_as_its_own_kind(tmp_path):
 
 
 BAD_KINDS = [
-    ({"B": {"kind": 1}}, 'games.match3.classes.B.kind: expected letters (a kind such as "A") or ".", got 1'),
-    ({"B": {"kind": "A1"}}, 'games.match3.classes.B.kind: expected letters (a kind such as "A") or ".", got "A1"'),
+    ({"B": {"kind": 1}}, 'games.match3.classes.B.kind: expected letters (a kind such as "A"), "." or "?" (not known yet), got 1'),
+    ({"B": {"kind": "A1"}}, 'games.match3.classes.B.kind: expected letters (a kind such as "A"), "." or "?" (not known yet), got "A1"'),
     ({"B": {"kind": ""}}, "games.match3.classes.B.kind: expected letters"),
-    ({"B": {"kind": "?"}}, "games.match3.classes.B.kind: expected letters"),
+    ({"B": {"kind": "??"}}, "games.match3.classes.B.kind: expected letters"),
     ({"B": {}}, "games.match3.classes.B: an empty table"),
     ({"B": {"kind": "A", "colour": "red"}}, "games.match3.classes.B.colour: unknown key (expected one of: kind, role, name)"),
     ({"B": {"role": "wall"}}, 'games.match3.classes.B.role: expected one of tile, special, colourless, blocker, hole, layer, got "wall"'),

@@ -11,7 +11,8 @@ three things added on top, all measured in /work/shared/notes/adb.md:
 - the fast paths: transport ids instead of serials, and a linear read of raw frames.
 
 `server` starts and reaches the adb server, `wm` parses what the phone says about its
-screen, and `device` holds AdbDevice. The phone side is reached through a small seam
+screen, `capture` holds the screenshot methods (raw, gzip, png) and how auto mode
+judges them, `apps` parses which app is in front, and `device` holds AdbDevice. The phone side is reached through a small seam
 (`ShellDevice`: adbutils' `open_transport()`), so unit tests inject a fake; the
 integration tests put the project's own phone on the wire (agent.simphone.adbd) behind
 a real adb server.
@@ -24,7 +25,9 @@ from agent.device.adb.env import env_port
 # user gets our message and hint.
 env_port()
 
+from agent.device.adb.apps import check_package  # noqa: E402
 from agent.device.adb.calls import ServiceConnection, ShellDevice  # noqa: E402
+from agent.device.adb.capture import CAPTURE_MODES, METHODS, Method  # noqa: E402
 from agent.device.adb.device import CAPTURE_ENV, MAX_SWIPE_MS, RECONNECT_PAUSE_S, AdbDevice, CaptureMode  # noqa: E402
 from agent.device.adb.devices import (  # noqa: E402
     LIST_TIMEOUT_S,
@@ -38,6 +41,10 @@ from agent.device.adb.server import SERVER_START_TIMEOUT_S, AdbTarget, ensure_se
 
 __all__ = [
     "CAPTURE_ENV",
+    "CAPTURE_MODES",
+    "METHODS",
+    "Method",
+    "check_package",
     "LIST_TIMEOUT_S",
     "MAX_SWIPE_MS",
     "RECONNECT_PAUSE_S",

@@ -4,6 +4,7 @@ multi-swap plans by default), swiped one swap at a time and each checked on scre
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from agent.games.base import (
     Check,
     Decision,
     Gesture,
+    Learned,
     NoMove,
     Option,
     Settings,
@@ -22,11 +24,11 @@ from agent.games.base import (
     StatusReader,
     Swipe,
 )
-from agent.games.match3.board import MAX_TYPES, Board, Move
+from agent.games.match3.board import MAX_TYPES, UNKNOWN, Board, Move
 from agent.games.match3.hud import MAX_STEPS
 from agent.games.match3.reader import label_types, read_board
 from agent.games.match3.rules import VARIANTS, Match3Config
-from agent.games.match3.solver import SOLVERS, Choice, Solver, make_solver
+from agent.games.match3.solver import SOLVERS, Choice, Solver, candidate_moves, evaluate, make_solver
 from agent.games.match3.verify import at_rest, check_outcome
 from agent.vision.grid import cell_centers
 from agent.errors import ProfileError
@@ -51,49 +53,169 @@ def _swaps_after(choice: Choice) -> int:
 
 def config_for(profile: GameProfile, variant: str, start_steps: int = 30) -> Match3Config:
     """The rules for the board the profile describes: its size and its number of tile kinds."""
-    n_types = max(3, len(label_types(profile)))
+    types = label_types(profile).values()
+    # Colour ids may skip letters (a profile of kinds A, C, F): the rules need every id.
+    n_types = max(3, max(types, default=0) + 1)
     return Match3Config(variant=variant, rows=profile.rows, cols=profile.cols, n_types=min(n_types, 8),  # type: ignore[arg-type]
                         start_steps=start_steps)  # fmt: skip
+
+
+# A cell is taken for immovable (a blocker the calibration did not see as one) once this
+# many swipes that should have moved it did nothing, while other swipes were taken.
+IMMOVABLE_AFTER = 2
+MAX_PROBES = 3  # probes of the rules that may come to nothing (ignored swipes) before it stops trying
+PLAYER_VARIANTS: tuple[str, ...] = ("auto", *VARIANTS)
+SCENES: tuple[str, ...] = ("plain", "saga")
+
+
+def _masked(board: Board, cells: set[tuple[int, int]]) -> Board:
+    """The board with `cells` unknown: the solver neither swaps nor matches them."""
+    if not cells:
+        return board
+    a = board.cells.copy()
+    for r, c in cells:
+        if board.inside(r, c) and a[r, c] >= 0:
+            a[r, c] = UNKNOWN
+    return Board(a)
 
 
 class Match3Player:
     """Asks the solver for a choice (a swap, or the first swap of a plan) and, when the
     screen showed a plan's swap exactly as predicted, plays the plan's next swap; any
-    surprise drops the plan and the solver decides afresh."""
+    surprise drops the plan and the solver decides afresh.
 
-    def __init__(self, config: Match3Config, solver: Solver) -> None:
-        self.config, self.solver = config, solver
+    The rules are learned by watching (`variant="auto"`): until the game shows otherwise
+    only swaps that match are played, since those are moves under every rule set; with no
+    matching swap left, one swap that matches nothing is tried: undone, the game plays
+    `classic` rules; taken, any swap is a move (`step`). Playing a named variant the game
+    contradicts (a set-up swap undone) switches to the rules the screen showed. A cell
+    that does not move when swiped, twice, is played as immovable."""
+
+    def __init__(self, config: Match3Config, solver: Solver, variant: str | None = None) -> None:
+        self.solver = solver
+        variant = variant or config.variant  # None: the rules the config names
+        self.known_variant: str | None = None if variant == "auto" else variant
+        # Unknown rules: play what is legal under all of them.
+        self.config = config if variant != "auto" else replace(config, variant="classic")
         self._made: Choice | None = None  # the choice whose swipe is awaiting its check
+        self._probe = False  # the swipe awaiting its check matches nothing: it tests the rules
+        self._probes = 0  # probes that said nothing (the screen never moved): tried again, a few times
+        self._probed = False
+        self._moved = True  # the screen moved after the last swipe (the loop says; True if it does not)
         self._next: Choice | None = None  # a plan's next swap, once its previous one checked out
+        self._refused: dict[tuple[int, int], int] = {}  # cell -> swipes that did not move it
+        self._immovable: set[tuple[int, int]] = set()
+        self._stale: tuple[str, set[tuple[int, int]]] | None = None  # a board and the cells that just refused
+        self._evidence: list[str] = []
+        self._learned_rules: dict[str, str] = {}  # what the screen showed, not what was given
         self._counts = {"tiles_cleared": 0, "steps_gained": 0, "steps_spent": 0, "points": 0}
+
+    # -- learning ------------------------------------------------------------------
+    def learned(self) -> Learned:
+        return Learned(dict(self._learned_rules), tuple(sorted(self._immovable)), tuple(self._evidence))
+
+    def reset_board(self) -> None:
+        self._refused.clear()
+        self._immovable.clear()
+        self._stale, self._next = None, None
+
+    def _learn_variant(self, variant: str, why: str) -> None:
+        self.known_variant = variant
+        self._learned_rules["variant"] = variant
+        self.config = replace(self.config, variant=variant)  # type: ignore[arg-type]
+        self._next = None
+        self._evidence.append(why)
+
+    # -- deciding ------------------------------------------------------------------
+    def _avoided(self, board: Board) -> set[tuple[int, int]]:
+        cells = set(self._immovable)
+        if self._stale is not None and self._stale[0] == str(board):
+            cells |= self._stale[1]  # the same board again: not the swipe it just ignored
+        return cells
 
     def decide(self, board: Board) -> Decision[Move] | NoMove:
         planned, self._next = self._next, None
-        choice = planned if planned is not None else self.solver.choose(self.config, board)
+        view = _masked(board, self._avoided(board))
+        choice = planned if planned is not None else self.solver.choose(self.config, view)
+        self._probe = False
+        if choice is None and self.known_variant is None and not self._probed:
+            choice = self._probe_choice(view)
+            self._probe = choice is not None
         if choice is None:
-            over = self.config.variant == "classic"
-            return NoMove("game over: no swap makes a match" if over else "no legal swap", finished=over)
+            classic = self.config.variant == "classic"
+            why = "no swap makes a match" if classic else "no legal swap"
+            # A game reshuffles a board without a match; the loop waits for that.
+            return NoMove(f"game over: {why}" if classic else why, finished=classic, wait=True)
         self._made = choice
         self._counts["steps_spent"] += choice.steps_spent
         return Decision(
             choice.move, str(choice.move), continues_plan=planned is not None,
             fields={"predicted_cleared": choice.tiles_cleared, "predicted_gain": choice.steps_gained,
-                    "plan_swaps_left": _swaps_after(choice)},
+                    "plan_swaps_left": _swaps_after(choice), **({"probe": True} if self._probe else {})},
         )  # fmt: skip
+
+    def _probe_choice(self, board: Board) -> Choice | None:
+        step = replace(self.config, variant="step")
+        moves = candidate_moves(step, board)
+        return evaluate(step, board, moves[0]) if moves else None
+
+    # -- checking ------------------------------------------------------------------
+    def moved(self, changed: bool) -> None:
+        self._moved = changed
 
     def check(self, before: Board, decision: Decision[Move], after: Board) -> Check:
         choice = self._made
         assert choice is not None and choice.move == decision.move, "check() follows decide()"
-        self._made = None
+        self._made, probe, self._probe = None, self._probe, False
         c = check_outcome(before, choice, after)
-        if c.verdict == "as_predicted":
+        fields: dict[str, object] = {"known": c.known_cells, "agreeing": c.agreeing}
+        moved, self._moved = self._moved, True
+        if probe:
+            self._probed = True
+            (r1, c1), (r2, c2) = choice.move.cells()
+            swapped = after[r1, c1] == before[r2, c2] and after[r2, c2] == before[r1, c1]
+            if (c.verdict != "not_applied" and not swapped) or (c.verdict == "not_applied" and not moved):
+                # Changed, but not by the swap; or never moved (ignored, not undone): the
+                # probe says nothing about the rules. Tried again, a few times.
+                self._probes += 1
+                self._probed = self._probes >= MAX_PROBES
+                why = "the swipe was ignored (the screen never moved)" if c.verdict == "not_applied" else (
+                    "the board changed, but not as the probing swap would")  # fmt: skip
+                return Check("not_applied" if c.verdict == "not_applied" else "unexpected", why, fields)
+            if c.verdict == "not_applied":
+                self._learn_variant("classic", f"swap {choice.move}, which matches nothing, was undone: only "
+                                               "swaps that match are moves (classic rules)")  # fmt: skip
+            else:
+                self._learn_variant("step", f"swap {choice.move}, which matches nothing, was taken: any swap is a "
+                                            "move (step rules)")  # fmt: skip
+            return Check("rules_changed", self._evidence[-1], {**fields, "variant": self.known_variant})
+        if c.verdict == "not_applied" and moved and choice.tiles_cleared == 0 and self.config.variant == "step":
+            self._learn_variant("classic", f"set-up swap {choice.move}, which matches nothing, was not taken: only "
+                                           "swaps that match are moves (classic rules)")  # fmt: skip
+            return Check("rules_changed", self._evidence[-1], {**fields, "variant": "classic"})
+        if c.verdict == "not_applied":
+            self._refused_by(before, choice.move)
+            fields["immovable"] = [list(rc) for rc in sorted(self._immovable)]
+        elif c.verdict == "as_predicted":
             # Verified with the rest of the plan before its first swap.
             self._next = choice.next_on(after)
         if c.ok:
+            for cell in choice.move.cells():
+                self._refused.pop(cell, None)  # it moved
             self._counts["tiles_cleared"] += choice.tiles_cleared
             self._counts["steps_gained"] += choice.steps_gained
             self._counts["points"] += choice.points
-        return Check(c.verdict, c.detail, {"known": c.known_cells, "agreeing": c.agreeing})
+        return Check(c.verdict, c.detail, fields)
+
+    def _refused_by(self, board: Board, move: Move) -> None:
+        cells = move.cells()
+        self._stale = (str(board), set(cells))
+        for cell in cells:
+            self._refused[cell] = self._refused.get(cell, 0) + 1
+            if self._refused[cell] >= IMMOVABLE_AFTER and cell not in self._immovable:
+                self._immovable.add(cell)
+                self._evidence.append(f"cell {cell} did not move when swiped {self._refused[cell]} times: "
+                                      "played as immovable (a blocker)")  # fmt: skip
 
     def at_rest(self, before: Board, after: Board) -> bool:
         return at_rest(before, after)
@@ -109,12 +231,15 @@ class Match3Screen:
     # at rest no colour lies three in a line, and levels place their obstacles by design
     role_hints = RoleHints(run_length=3, symmetric_layouts=True)
     options = (
-        Option("variant", "match3 rules: step (any swap costs a step) or classic (only matching swaps).",
-               choices=VARIANTS, default="step"),
+        Option("variant", "match3 rules: auto (learned by watching the game), step (any swap costs a step) or "
+               "classic (only matching swaps).", choices=PLAYER_VARIANTS, default="auto", sim_default="step"),
         Option("solver", "plan (the plan library's multi-swap plans, each verified on the board), greedy (best "
                "single swap) or random.", choices=SOLVERS, default="plan"),
         Option("steps", "Simulated phone: steps at the start (step variant).", default=30, minimum=1,
                maximum=MAX_STEPS, sim_only=True),
+        Option("scene", "Simulated phone: plain (drawn tiles, one board) or saga (a commercial-style game: levels "
+               "of other shapes, specials, blockers, holes, dialogs and ads, tiles cut from real screenshots).",
+               choices=SCENES, default="plain", sim_only=True),
     )  # fmt: skip
 
     def check_profile(self, profile: GameProfile) -> None:
@@ -132,11 +257,15 @@ class Match3Screen:
 
     def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[Board]:
         r = read_board(frame, profile)
-        return BoardRead(r.board, r.reading, r.confident, str(r.board))
+        return BoardRead(r.board, r.reading, r.confident, str(r.board), r.usable)
 
     def player(self, profile: GameProfile, settings: Settings, seed: int) -> Match3Player:
-        config = config_for(profile, settings["variant"], int(settings["steps"]))
-        return Match3Player(config, make_solver(settings["solver"], seed))
+        variant = str(settings["variant"])
+        learned = profile.rules.get("variant") if variant == "auto" else None
+        if learned in VARIANTS:
+            variant = str(learned)  # learned on an earlier run, and saved in the profile
+        config = config_for(profile, "classic" if variant == "auto" else variant, int(settings["steps"]))
+        return Match3Player(config, make_solver(settings["solver"], seed), variant)
 
     def gestures(self, move: Move, profile: GameProfile) -> tuple[Gesture, ...]:
         return (Swipe(*swipe_points(profile, move), profile.swipe_ms),)
@@ -157,21 +286,34 @@ class Match3Sim:
     def phone(self, settings: Settings, seed: int, size: tuple[int, int], clock: Clock, serial: str | None) -> Any:
         from agent.games.match3.sim import SimPhone
 
+        if settings.get("scene") == "saga":
+            from agent.games.match3.saga import SagaPhone
+
+            return SagaPhone(seed=seed, size=size, clock=clock, serial=serial or "sim-0")
         config = Match3Config(variant=settings["variant"], start_steps=int(settings["steps"]))
         if serial is None:
             return SimPhone(config=config, seed=seed, size=size, clock=clock)
         return SimPhone(config=config, seed=seed, size=size, clock=clock, serial=serial)
 
     def save_profile(self, phone: Any, directory: Path) -> tuple[Path, str]:
+        if _is_saga(phone):
+            from agent.games.match3.saga_profile import calibrated_profile
+
+            return calibrated_profile(phone, directory)
         from agent.games.match3.sim_profile import sim_profile_for_play
 
         return sim_profile_for_play(phone, directory)
 
     def true_board(self, phone: Any) -> Board:
+        if _is_saga(phone):
+            # Blockers and colourless specials match nothing: the notation's unknown.
+            return Board.parse("\n".join(row.replace("#", "?").replace("*", "?") for row in phone.board_kinds))
         board: Board = phone.board
         return board
 
     def status_reader(self, phone: Any) -> StatusReader | None:
+        if _is_saga(phone):
+            return None  # its header is read as a real game's is: by OCR, where the profile says
         from agent.games.match3.hud import read_hud
 
         layout = phone.layout
@@ -183,14 +325,25 @@ class Match3Sim:
         return read
 
     def truth(self, phone: Any) -> dict[str, object]:
+        if _is_saga(phone):
+            return dict(phone.truth())
         s = phone.state
         return {"score": s.score, "tiles_cleared": s.tiles_cleared, "steps_gained": s.steps_gained,
                 "steps_left": s.steps_left, "moves": s.moves_made}  # fmt: skip
 
     def status_line(self, phone: Any) -> str:
+        if _is_saga(phone):
+            return str(phone.status_line())
         s = phone.state
         left = f"steps left {s.steps_left}" if phone.config.variant == "step" else f"moves {s.moves_made}"
         return f"score {s.score}, {left}" + (", game over" if phone.game_over else "")
+
+
+def _is_saga(phone: Any) -> bool:
+    # The plain phone is cheap to import; the commercial-style one loads its looks.
+    from agent.games.match3.sim import SimPhone
+
+    return not isinstance(phone, SimPhone)
 
 
 class Match3Game:

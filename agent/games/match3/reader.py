@@ -16,6 +16,7 @@ class BoardRead:
     board: Board  # UNKNOWN where a cell could not be classified
     reading: Reading
     confident: bool  # every cell classified at or above the profile's min_confidence
+    usable: bool = False  # enough known to act on: the known cells sure, few cells unknown
 
     @property
     def min_confidence(self) -> float:
@@ -52,4 +53,19 @@ def read_board(frame: np.ndarray, profile: GameProfile) -> BoardRead:
                 cells[r, c] = types[lbl]
     read_all = reading.unknown_count == 0
     confident = read_all and reading.min_confidence >= profile.min_confidence
-    return BoardRead(Board(cells), reading, confident)
+    return BoardRead(Board(cells), reading, confident, confident or _usable(reading, cells, profile))
+
+
+# A board with a few cells unknown (a special never seen, a sparkle over a tile) is played
+# without them: the rules neither swap nor match an unknown cell. A fifth unknown is a
+# board partly hidden (a banner, a dialog, a fade), not one to act on.
+MAX_UNKNOWN_SHARE = 0.2
+
+
+def _usable(reading: Reading, cells: np.ndarray, profile: GameProfile) -> bool:
+    unknown = np.array([[v == "?" for v in row] for row in reading.labels], dtype=bool)
+    playable = int((cells != EMPTY).sum())
+    if playable == 0 or unknown.sum() > MAX_UNKNOWN_SHARE * playable:
+        return False
+    known = ~unknown
+    return bool(known.any()) and float(reading.confidence[known].min()) >= profile.min_confidence

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from agent.games.match3.board import EMPTY, Board
+from agent.games.match3.board import EMPTY, UNKNOWN, Board
 from agent.games.match3.rules import has_match
 from agent.games.match3.solver import Choice
 
@@ -46,8 +46,10 @@ def at_rest(before: Board, after: Board) -> bool:
 
 
 def check_outcome(before: Board, choice: Choice, after: Board) -> Check:
+    """The verdict on `after`; cells unknown in the prediction or on screen are left out
+    (an unknown piece is neither swapped nor matched, but it falls with the rest)."""
     predicted = choice.predicted
-    known = predicted.cells != EMPTY
+    known = (predicted.cells != EMPTY) & (predicted.cells != UNKNOWN) & (after.cells != UNKNOWN)
     agree = known & (predicted.cells == after.cells)
     n_known, n_agree = int(known.sum()), int(agree.sum())
     if after == before and predicted != before:

@@ -11,11 +11,21 @@ All rendering and encoding runs on one long-lived thread, as a phone has one dis
 pipeline: the same render took ~25 ms on a fresh thread (OpenCV sets up its fonts per
 thread, and a new thread's first big arrays fault their pages in) against ~1.5 ms on a
 warm one, and every stream gets a thread of its own.
+
+A real phone also takes its time: `latency_ms` is how long every screenshot waits
+after the frame was grabbed and before it is answered (the frame is the one at the
+start, as a phone's is), for raw, PNG and gzip alike; the wait happens on the asking
+stream's thread, so screenshots from several hosts overlap as they do on a phone.
+
+`screencap | gzip` is gzip of what `raw()` answers (`gzip_of`), kept for the last few
+distinct raw replies, so the pipe costs a repeated frame nothing either.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+import zlib
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +49,12 @@ def encode_png_rgba(frame_bgr: np.ndarray) -> bytes:
     return png.tobytes()
 
 
+def gzip_bytes(data: bytes, level: int = 1) -> bytes:
+    """What `gzip -LEVEL` prints for `data` (one member, no file name, as from a pipe)."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
 @dataclass
 class _Entry:
     frame: np.ndarray
@@ -46,11 +62,24 @@ class _Entry:
 
 
 class ScreenBytes:
-    """`grab()` returns the phone's current frame; `raw()` / `png()` its encoded bytes."""
+    """`grab()` returns the phone's current frame; `raw()` / `png()` its encoded bytes,
+    each answered `latency_ms` after the frame was grabbed (waited with `sleep`)."""
 
-    def __init__(self, grab: Callable[[], np.ndarray], keep: int = 4) -> None:
+    def __init__(
+        self,
+        grab: Callable[[], np.ndarray],
+        keep: int = 4,
+        latency_ms: float = 0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not (latency_ms >= 0 and latency_ms < float("inf")):
+            raise ValueError(f"latency_ms must be a finite number >= 0, not {latency_ms!r}")
         self._grab = grab
         self._keep = keep
+        self.latency_ms = float(latency_ms)
+        self._sleep = sleep
+        self._gzipped: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()  # id(raw) -> (raw, gzip)
+        self._gzip_lock = threading.Lock()
         self._entries: OrderedDict[int, _Entry] = OrderedDict()
         self._next_key = 0
         self._display: ThreadPoolExecutor | None = None
@@ -59,10 +88,31 @@ class ScreenBytes:
         self.misses = 0
 
     def raw(self) -> bytes:
-        return self._on_display("raw")
+        return self._answer("raw")
 
     def png(self) -> bytes:
-        return self._on_display("png")
+        return self._answer("png")
+
+    def gzip_of(self, raw: bytes) -> bytes:
+        """`gzip -1` of a raw reply (what `screencap | gzip -1` prints)."""
+        with self._gzip_lock:
+            cached = self._gzipped.get(id(raw))
+            if cached is not None and cached[0] is raw:
+                self._gzipped.move_to_end(id(raw))
+                return cached[1]
+        packed = gzip_bytes(raw)
+        with self._gzip_lock:
+            # The raw bytes are held with their gzip, so their id cannot be reused meanwhile.
+            self._gzipped[id(raw)] = (raw, packed)
+            while len(self._gzipped) > self._keep:
+                self._gzipped.popitem(last=False)
+        return packed
+
+    def _answer(self, fmt: Format) -> bytes:
+        data = self._on_display(fmt)  # the frame is grabbed now, before the wait
+        if self.latency_ms > 0:
+            self._sleep(self.latency_ms / 1000.0)
+        return data
 
     def close(self) -> None:
         """Let the display thread go (a later call starts a new one)."""

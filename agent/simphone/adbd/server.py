@@ -67,7 +67,8 @@ class AdbdServer:
 
     `unauthorized` makes the phone refuse every key, as a phone whose user never
     accepted the prompt does; `freeze()` makes it stop answering (a hung phone) until
-    `thaw()`. `limits` bounds what hosts may hold (see Limits).
+    `thaw()`. `limits` bounds what hosts may hold (see Limits). `latency_ms` is how long
+    every screenshot takes beyond its encoding, as on a slow phone (see ScreenBytes).
     """
 
     def __init__(
@@ -80,6 +81,7 @@ class AdbdServer:
         features: tuple[str, ...] = DEFAULT_FEATURES,
         on_event: Callable[[str], None] | None = None,
         limits: Limits | None = None,
+        latency_ms: float = 0,
     ) -> None:
         self.phone = phone
         self.limits = limits or Limits()
@@ -87,7 +89,7 @@ class AdbdServer:
         self.unauthorized = unauthorized
         self.frozen = False
         self.lock = threading.Lock()  # the phone is one object; streams run in parallel
-        self.screen = ScreenBytes(self._grab)
+        self.screen = ScreenBytes(self._grab, latency_ms=latency_ms)
         self.shell = FakeShell(phone, self.screen, self.facts, self.lock)
         self.banner = (
             f"device::ro.product.name={self.facts.product};ro.product.model={self.facts.model};"

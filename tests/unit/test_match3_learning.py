@@ -1,0 +1,137 @@
+"""The match-3 player learns the game's rules by watching (`--variant auto`), plays around
+cells it cannot read, and stops swiping a cell that never moves."""
+
+from __future__ import annotations
+
+from agent.games.match3.board import Board, Move
+from agent.games.match3.game import Match3Player
+from agent.games.match3.rules import Match3Config, has_match, is_legal_swap
+from agent.games.match3.solver import GreedySolver, evaluate
+
+
+def player(variant: str | None = None, cfg: Match3Config | None = None) -> Match3Player:
+    cfg = cfg or Match3Config(variant="classic", rows=4, cols=4, n_types=4)
+    return Match3Player(cfg, GreedySolver(), variant)
+
+
+NO_MATCH = Board.parse("""
+ABCD
+BCDA
+CDAB
+DABC
+""")
+
+WITH_MATCH = Board.parse("""
+AABA
+BCDB
+CDAC
+DABD
+""")
+
+
+def test_auto_plays_only_matching_swaps_until_it_knows():
+    p = player("auto")
+    d = p.decide(WITH_MATCH)
+    assert not isinstance(d, type(None)) and d.fields.get("probe") is None
+    assert has_match(WITH_MATCH.swapped(d.move))  # a move under every rule set
+
+
+def test_auto_probes_when_nothing_matches_and_learns_classic_from_an_undone_swap():
+    p = player("auto")
+    d = p.decide(NO_MATCH)
+    assert d.fields["probe"] is True
+    check = p.check(NO_MATCH, d, NO_MATCH)  # the game swapped it back
+    assert check.verdict == "rules_changed" and p.known_variant == "classic"
+    assert p.learned().rules == {"variant": "classic"} and "undone" in p.learned().evidence[0]
+    again = p.decide(NO_MATCH)  # classic and nothing matches: wait for the game's reshuffle
+    assert getattr(again, "wait", False) and not hasattr(again, "move")
+
+
+def test_auto_learns_step_rules_when_a_non_matching_swap_is_taken():
+    p = player("auto")
+    d = p.decide(NO_MATCH)
+    check = p.check(NO_MATCH, d, NO_MATCH.swapped(d.move))
+    assert check.verdict == "rules_changed" and p.known_variant == "step" and p.config.variant == "step"
+
+
+def test_a_probe_whose_result_is_something_else_teaches_nothing():
+    p = player("auto")
+    d = p.decide(NO_MATCH)
+    other = Board.parse("BBCD\nBCDA\nCDAB\nDABC")  # changed, but not by that swap
+    assert p.check(NO_MATCH, d, other).verdict == "unexpected" and p.known_variant is None
+    assert p.learned().rules == {}
+
+
+def test_step_rules_contradicted_by_an_undone_set_up_swap_switch_to_classic():
+    cfg = Match3Config(variant="step", rows=4, cols=4, n_types=4, start_steps=30)
+    p = player(None, cfg)
+    d = p.decide(NO_MATCH)  # under step rules any swap is a move
+    assert d.fields["predicted_cleared"] == 0
+    check = p.check(NO_MATCH, d, NO_MATCH)
+    assert check.verdict == "rules_changed" and p.known_variant == "classic"
+
+
+def test_a_cell_that_never_moves_is_played_as_immovable():
+    p = player("classic")
+    first = WITH_MATCH  # its one matching swap moves (0,2)
+    d1 = p.decide(first)
+    assert (0, 2) in d1.move.cells()
+    assert p.check(first, d1, first).verdict == "not_applied"
+    assert not hasattr(p.decide(first), "move")  # not the swipe the game just ignored, on the same board
+    second = Board.parse("""
+    AABA
+    BCDB
+    CDAC
+    DACD
+    """)  # another board (something else moved); its one match needs (0,2) again
+    d2 = p.decide(second)
+    assert (0, 2) in d2.move.cells()
+    assert p.check(second, d2, second).verdict == "not_applied"
+    assert (0, 2) in p.learned().immovable and "did not move" in p.learned().evidence[-1]
+    assert not hasattr(p.decide(Board.parse("AABA\nBCDB\nCDAC\nDBCD")), "move")  # (0,2) is never swiped again
+    p.reset_board()  # a new level: cells start afresh
+    assert p.learned().immovable == ()
+
+
+def test_unknown_cells_are_neither_swapped_nor_matched():
+    # (0,1) unknown: swapping it down would make AAA if it were A, but it is not known
+    board = Board.parse("""
+    A?AB
+    BADC
+    CDBB
+    DCCA
+    """)
+    p = player("classic")
+    d = p.decide(board)
+    assert hasattr(d, "move")
+    for r, c in d.move.cells():
+        assert board[r, c] >= 0  # never the unknown cell
+    assert not is_legal_swap(board, Move(0, 1, "D")) and not is_legal_swap(board, Move(0, 0, "R"))
+    # an unknown piece is not counted in a match, whatever it may be
+    assert not has_match(Board.parse("A?AB\n?BDC\nABBB\nDCCA".replace("BBB", "B?B")))
+
+
+def test_a_plan_check_ignores_cells_unknown_on_either_board():
+    from agent.games.match3.verify import check_outcome
+
+    board = Board.parse("AABA\nBC?B\nCDAC\nDABD")
+    choice = evaluate(Match3Config(variant="classic", rows=4, cols=4, n_types=4), board, Move(0, 2, "R"))
+    assert choice.tiles_cleared == 3
+    after = choice.predicted.cells.copy()
+    after[after < 0] = 0  # refilled: unknown to the prediction
+    c = check_outcome(board, choice, Board(after))
+    assert c.verdict in ("as_predicted", "cascade")
+
+
+def test_an_ignored_swipe_is_not_an_undone_one():
+    """A swipe the phone never showed moving (a locked screen, a swipe too fast) says
+    nothing about the rules: only a swap seen moving and coming back is undone."""
+    p = player("auto")
+    d = p.decide(NO_MATCH)
+    p.moved(False)
+    assert p.check(NO_MATCH, d, NO_MATCH).verdict == "not_applied" and p.known_variant is None
+    cfg = Match3Config(variant="step", rows=4, cols=4, n_types=4, start_steps=30)
+    q = player(None, cfg)
+    d = q.decide(NO_MATCH)
+    q.moved(False)
+    assert q.check(NO_MATCH, d, NO_MATCH).verdict == "not_applied" and q.known_variant == "step"

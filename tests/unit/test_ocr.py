@@ -1,0 +1,103 @@
+"""The OCR wrapper with the real Tesseract: words on coloured buttons, numbers, the
+cache, and a clear reason when Tesseract is missing."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from agent.vision import ocr as ocr_mod
+from agent.vision.ocr import TesseractOcr, default_ocr, flat_regions, ocr_unavailable_reason
+
+needs_tesseract = pytest.mark.skipif(ocr_unavailable_reason() is not None, reason=str(ocr_unavailable_reason()))
+
+
+def button_screen(w, h, face, ink, text):
+    img = np.full((h, w, 3), (60, 40, 30), np.uint8)
+    box = (int(w * .25), int(h * .45), int(w * .75), int(h * .52))
+    cv2.rectangle(img, box[:2], box[2:], face, -1)
+    fs = (box[3] - box[1]) / 60
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_DUPLEX, fs, max(1, int(fs * 2)))
+    cv2.putText(img, text, ((box[0] + box[2] - tw) // 2, (box[1] + box[3] + th) // 2), cv2.FONT_HERSHEY_DUPLEX, fs,
+                ink, max(1, int(fs * 2)), cv2.LINE_AA)  # fmt: skip
+    return img, box
+
+
+@needs_tesseract
+@pytest.mark.parametrize("w, h, face, ink, text", [
+    (1080, 2400, (40, 180, 60), (255, 255, 255), "Continue"),
+    (720, 1600, (0, 220, 255), (255, 255, 255), "Next"),  # white on yellow: one grey
+    (1440, 3200, (250, 250, 250), (30, 30, 200), "Retry"),
+])  # fmt: skip
+def test_words_on_coloured_buttons(w, h, face, ink, text):
+    img, box = button_screen(w, h, face, ink, text)
+    words = TesseractOcr().words(img)
+    hit = [wd for wd in words if wd.text.strip(".,!|") == text]
+    assert hit, words
+    cx, cy = hit[0].centre
+    assert box[0] <= cx < box[2] and box[1] <= cy < box[3]
+    assert 0 < hit[0].conf <= 1
+
+
+@needs_tesseract
+@pytest.mark.parametrize("digits, bg, fg, height", [
+    ("12", (200, 50, 50), (255, 255, 255), 40), ("3400", (30, 30, 30), (0, 220, 255), 24),
+    ("987654", (240, 240, 240), (20, 20, 20), 80), ("1280", (90, 20, 120), (255, 255, 255), 18),
+])  # fmt: skip
+def test_numbers(digits, bg, fg, height):
+    img = np.zeros((height, height * len(digits), 3), np.uint8)
+    img[:] = bg
+    cv2.putText(img, digits, (height // 5, int(height * .8)), cv2.FONT_HERSHEY_SIMPLEX, height / 40, fg,
+                max(1, height // 15), cv2.LINE_AA)  # fmt: skip
+    assert TesseractOcr().number(img) == int(digits)
+
+
+@needs_tesseract
+def test_no_number_on_a_blank_crop():
+    assert TesseractOcr().number(np.full((40, 120, 3), 128, np.uint8)) is None
+    assert TesseractOcr().number(np.zeros((2, 2, 3), np.uint8)) is None
+
+
+@needs_tesseract
+def test_results_are_cached(monkeypatch):
+    o = TesseractOcr()
+    img, _ = button_screen(720, 1600, (40, 180, 60), (255, 255, 255), "OK")
+    first = o.words(img)
+    calls = []
+    monkeypatch.setattr(o, "_data", lambda *a, **k: calls.append(1) or {})
+    assert o.words(img) == first and not calls
+    o.words(img[:-2])  # another image is read again
+    assert calls
+
+
+def test_missing_tesseract_is_a_reason_not_a_crash(monkeypatch):
+    monkeypatch.setattr(ocr_mod.shutil, "which", lambda name: None)
+    assert ocr_unavailable_reason() == "OCR unavailable: install tesseract-ocr (apt-get install tesseract-ocr)"
+    assert default_ocr() is None
+
+
+def test_flat_regions_scale_with_the_screen():
+    small, _ = button_screen(720, 1600, (40, 180, 60), (255, 255, 255), "OK")
+    big = cv2.resize(small, (1440, 3200), interpolation=cv2.INTER_NEAREST)
+    a = [r.box for r in flat_regions(small) if r.area < 0.5 * 720 * 1600]
+    b = [r.box for r in flat_regions(big) if r.area < 0.5 * 1440 * 3200]
+    assert a and len(a) == len(b)
+    for p, q in zip(a, b):
+        assert all(abs(2 * u - v) <= 6 for u, v in zip(p, q))
+
+
+@needs_tesseract
+def test_a_failing_tesseract_reads_nothing_and_is_not_cached(monkeypatch):
+    import pytesseract
+
+    o = TesseractOcr()
+    img, _ = button_screen(720, 1600, (40, 180, 60), (255, 255, 255), "OK")
+
+    def boom(*a, **k):
+        raise RuntimeError("Tesseract process timeout")
+
+    monkeypatch.setattr(pytesseract, "image_to_data", boom)
+    assert o.words(img) == [] and o.number(img) is None and o.failures >= 2
+    monkeypatch.undo()
+    assert any(w.text == "OK" for w in o.words(img))

@@ -1,0 +1,169 @@
+"""Timing fitted to the phone: a board at rest by its kinds, a slow phone, a hint that wiggles.
+
+The plain simulated phone is used with wrappers that make it behave as real phones do:
+a screencap that costs hundreds of milliseconds, and one tile that wiggles for ever as a
+game's idle hint does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.device.clock import ManualClock
+from agent.games.match3.game import GAME, Match3Player, Match3Sim
+from agent.games.match3.rules import Match3Config
+from agent.games.match3.sim import AnimationTiming, SimPhone
+from agent.games.match3.sim_profile import sim_game_profile
+from agent.games.match3.solver import GreedySolver
+from agent.play.guards import Guards
+from agent.play.loop import PlayLoop, PlayOptions
+from agent.play.pacing import CaptureMeter, Timeouts, at_rest_between
+from agent.simphone.latency import SlowCapture
+from agent.vision.settle import SettleSettings
+
+
+class Wiggle:
+    """The phone with one tile that never stops moving (a hint), a few pixels either way."""
+
+    def __init__(self, phone: SimPhone, cell: tuple[int, int] = (2, 3)) -> None:
+        self.phone, self.cell, self.n = phone, cell, 0
+        self.serial, self.model = phone.serial, phone.model
+        self.swipes_while_moving = 0
+
+    def screen_size(self):
+        return self.phone.screen_size()
+
+    def screencap(self):
+        frame = self.phone.screencap().copy()
+        self.n += 1
+        x0, y0, x1, y1 = self.phone.layout.board_bbox
+        pitch = (x1 - x0) // self.phone.config.cols
+        r, c = self.cell
+        cx, cy = x0 + c * pitch, y0 + r * pitch
+        shift = 4 if self.n % 2 else -4  # the tile sways by a few pixels: still itself
+        tile = frame[cy:cy + pitch, cx:cx + pitch].copy()
+        frame[cy:cy + pitch, cx:cx + pitch] = np.roll(tile, shift, axis=1)
+        return frame
+
+    def tap(self, x, y):
+        self.phone.tap(x, y)
+
+    def swipe(self, x1, y1, x2, y2, duration_ms=200):
+        if self.phone.animating:
+            self.swipes_while_moving += 1
+        self.phone.swipe(x1, y1, x2, y2, duration_ms)
+
+
+def loop_for(phone, device, moves, **options):
+    return PlayLoop(device, GAME, sim_game_profile(phone), Match3Player(phone.config, GreedySolver()), phone.clock,
+                    options=PlayOptions(moves=moves, **options), status_reader=Match3Sim().status_reader(phone))
+
+
+def test_a_hint_that_wiggles_for_ever_does_not_keep_the_board_from_being_at_rest():
+    phone = SimPhone(Match3Config(variant="classic", move_budget=100), seed=4, clock=ManualClock())
+    device = Wiggle(phone)
+    summary = loop_for(phone, device, moves=15).run()
+    assert summary.moves == 15 and summary.stop_kind == "limit"
+    assert device.swipes_while_moving == 0
+    # every swipe was a swap the game took
+    assert all(g.applied for g in phone.gesture_log) and len(phone.outcomes) == 15
+
+
+@pytest.mark.parametrize("latency_ms", [300, 800])
+def test_a_slow_screencap_never_swipes_on_a_moving_board_and_every_swipe_is_taken(latency_ms):
+    clock = ManualClock()
+    phone = SimPhone(Match3Config(variant="classic", move_budget=100), seed=9, clock=clock)
+    slow = SlowCapture(phone, clock, latency_ms / 1000)
+    summary = loop_for(phone, slow, moves=12).run()
+    assert summary.moves == 12 and summary.stop_kind == "limit"
+    assert all(g.applied for g in phone.gesture_log)
+    assert len(phone.outcomes) == 12  # no swipe ignored
+    for g in phone.gesture_log:  # none while the board still moved from the move before
+        assert g.move is not None
+    assert summary.checks.get("not_applied", 0) == 0
+    # the waits were fitted: the capture cost is what the phone charged
+    assert summary.capture_ms == pytest.approx(latency_ms, rel=0.01)
+    # a move's cycle: its animation plus a few captures, not a fixed poll
+    timing = phone.timing
+    longest = timing.swap_ms + 4 * (timing.clear_ms + timing.fall_ms)
+    assert summary.median_cycle_s * 1000 <= longest + 5 * latency_ms
+
+
+def test_capture_meter_is_the_median_of_recent_captures():
+    clock = ManualClock()
+    costs = iter([0.1, 0.1, 0.9, 0.1, 0.1])
+
+    def capture():
+        clock.sleep(next(costs))
+        return np.zeros((4, 4, 3), np.uint8)
+
+    meter = CaptureMeter(capture, clock)
+    for _ in range(5):
+        meter()
+    assert meter.count == 5 and meter.cost_s == pytest.approx(0.1)  # one slow frame does not count
+
+
+def test_timeouts_scale_with_the_capture_cost_and_keep_their_floors():
+    settle = SettleSettings()
+    fast = Timeouts.fitted(0.0, settle, 1.0, 5.0, 0.2)
+    assert (fast.change_s, fast.settle_s, fast.unreadable_s) == (1.0, settle.timeout_s, 5.0)
+    slow = Timeouts.fitted(0.8, settle, 1.0, 5.0, 0.2)
+    assert slow.change_s == pytest.approx(0.2 + 3.2) and slow.settle_s == pytest.approx(9.6)
+    assert slow.poll_s == 0.0  # a capture that slow is its own pause
+
+
+def _read(text: str, conf: float = 0.9):
+    from agent.games.base import BoardRead
+    from agent.vision.classify import Reading
+
+    labels = [list(row) for row in text.split()]
+    reading = Reading(labels, np.full((len(labels), len(labels[0])), conf, np.float32))
+    return BoardRead(None, reading, "?" not in text, text, True)  # a few unknown: still playable
+
+
+def test_at_rest_needs_the_same_kinds_and_few_cells_moving():
+    a = _read("ABC BCA CAB")
+    moved = np.zeros((3, 3), bool)
+    assert at_rest_between(a, _read("ABC BCA CAB"), moved, 0.5) == 1
+    assert at_rest_between(a, _read("ABC BCA CBA"), moved, 0.5) == 0  # a kind changed
+    one = moved.copy()
+    one[1, 1] = True
+    assert at_rest_between(a, _read("ABC BCA CAB"), one, 0.5) == 1  # a hint on one tile
+    many = moved.copy()
+    many[:, 0] = True
+    assert at_rest_between(a, _read("ABC BCA CAB"), many, 0.5) == 0  # a column falling
+    # moving and unsure: at rest only once it has held a while (the loop's DOUBT_HOLD_S)
+    assert at_rest_between(a, _read("ABC BCA CAB", conf=0.3), one, 0.5) == 2
+    unknown = _read("ABC B?A CAB")
+    assert at_rest_between(unknown, _read("ABC B?A CAB"), one, 0.5) == 2
+
+
+def test_guards_see_the_same_tap_over_and_over_and_a_screen_that_stays():
+    g = Guards(stuck_after_s=60, same_tap_limit=3)
+    assert not g.tap_repeats("h1", (10, 10)) and not g.tap_repeats("h1", (10, 10))
+    assert g.tap_repeats("h1", (10, 10))
+    g.progress()
+    assert not g.tap_repeats("h1", (10, 10))
+    assert not g.tap_repeats("h2", (10, 10)) and not g.tap_repeats("h1", (10, 10))
+    assert g.same_screen_for(0.0, "s") == 0.0 and g.same_screen_for(61.0, "s") == 61.0
+    assert g.same_screen_for(62.0, "t") == 0.0
+
+
+def test_the_frames_that_explain_a_stop_are_saved(tmp_path):
+    g = Guards()
+    for i in range(8):
+        g.keep(float(i), np.full((8, 8, 3), i, np.uint8))
+    paths = g.save(tmp_path, "a screen the agent does not recognise")
+    assert len(paths) == 6 and all(p.exists() for p in paths)
+    assert paths[0].name.startswith("a-screen-the-agent-does-not-recognise-00-t2.00")
+
+
+def test_animation_timing_is_untouched_by_the_slow_wrapper():
+    clock = ManualClock()
+    phone = SimPhone(seed=1, clock=clock, timing=AnimationTiming())
+    slow = SlowCapture(phone, clock, 0.25)
+    t0 = clock.now()
+    slow.screencap()
+    assert clock.now() - t0 == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        SlowCapture(phone, clock, -1)
