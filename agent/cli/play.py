@@ -45,7 +45,8 @@ def summary_table(game: Any, summary: Any, title: str, truth: dict[str, object] 
         t.add_row("screens", f"{seen}; {summary.dialogs_closed} dismissed, {summary.boards_found} boards found again, "
                              f"{summary.looks_learned} looks learned, {summary.launches} launches")  # fmt: skip
     if truth is not None:
-        t.add_row("game (simulator's own count)", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in truth.items()))
+        t.add_row("game (simulator's own count)", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in truth.items()
+                                                            if not isinstance(v, (list, dict))))  # fmt: skip
     return t
 
 

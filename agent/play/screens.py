@@ -15,17 +15,45 @@ In this order, cheapest and safest first:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from agent.device.base import AppControl
+from agent.device.clock import Clock
 from agent.games.base import BoardRead, Learns
-from agent.play.stats import PlaySummary
+from agent.play.guards import Guards
+from agent.play.pacing import CaptureMeter, Timeouts
+from agent.play.stats import PlaySummary, StopKind
+from agent.vision.profile import GameProfile
 from agent.vision.settle import STILL_SHARE, changed_share
 
-if TYPE_CHECKING:
-    from agent.play.loop import PlayLoop
+
+class Loop(Protocol):
+    """What the handler uses of the play loop (agent.play.loop.PlayLoop)."""
+
+    device: Any
+    profile: GameProfile
+    player: Any
+    screen: Any
+    clock: Clock
+    options: Any
+    summary: PlaySummary
+    capture: CaptureMeter
+    guards: Guards
+    pending: Any
+
+    @property
+    def timeouts(self) -> Timeouts: ...
+
+    def read(self, frame: np.ndarray) -> BoardRead[Any] | None: ...
+
+    def adopt(self, profile: GameProfile, why: str, **fields: object) -> None: ...
+
+    def _log(self, event: str, **fields: object) -> None: ...
+
+    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None,
+              evidence: bool = False) -> PlaySummary: ...  # fmt: skip
 
 
 def covered_board(frame: np.ndarray, profile: Any) -> bool:
@@ -36,7 +64,7 @@ def covered_board(frame: np.ndarray, profile: Any) -> bool:
 
 
 class ScreenHandler:
-    def __init__(self, loop: "PlayLoop[Any, Any]") -> None:
+    def __init__(self, loop: Loop) -> None:
         self.loop = loop
         self._ocr: Any = None
         self._ocr_checked = False

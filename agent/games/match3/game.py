@@ -25,6 +25,7 @@ from agent.games.base import (
     Swipe,
 )
 from agent.games.match3.board import MAX_TYPES, UNKNOWN, Board, Move
+from agent.games.match3.hints import ROLE_HINTS
 from agent.games.match3.hud import MAX_STEPS
 from agent.games.match3.reader import label_types, read_board
 from agent.games.match3.rules import VARIANTS, Match3Config
@@ -33,7 +34,6 @@ from agent.games.match3.verify import at_rest, check_outcome
 from agent.vision.grid import cell_centers
 from agent.errors import ProfileError
 from agent.vision.profile import GameProfile
-from agent.vision.roles import RoleHints
 
 
 def swipe_points(profile: GameProfile, move: Move) -> tuple[int, int, int, int]:
@@ -228,8 +228,7 @@ class Match3Player:
 
 
 class Match3Screen:
-    # at rest no colour lies three in a line, and levels place their obstacles by design
-    role_hints = RoleHints(run_length=3, symmetric_layouts=True)
+    role_hints = ROLE_HINTS
     options = (
         Option("variant", "match3 rules: auto (learned by watching the game), step (any swap costs a step) or "
                "classic (only matching swaps).", choices=PLAYER_VARIANTS, default="auto", sim_default="step"),

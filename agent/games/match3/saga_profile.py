@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agent.errors import AgentError
-from agent.games.match3.game import Match3Screen
+from agent.games.match3.hints import ROLE_HINTS
 from agent.vision.frames import calibrate_frames
 from agent.vision.profile import GameProfile, save_game_profile
 from agent.vision.screen_facts import with_screen_facts
@@ -32,7 +32,7 @@ def calibrate_phone(phone: Any) -> GameProfile:
     for _ in range(_TRIES):
         frame = still_screen(phone.screencap, phone.clock, phone.serial)
         try:
-            cal = calibrate_frames([frame], "match3", hints=Match3Screen.role_hints)
+            cal = calibrate_frames([frame], "match3", hints=ROLE_HINTS)
         except AgentError as exc:
             last = exc
             _dismiss(phone, frame)
