@@ -168,6 +168,11 @@ class ScreenHandler:
         from agent.vision.screens import classify_screen, screen_hash
 
         loop = self.loop
+        if board_readable and not covered_board(frame, loop.profile):
+            # The board was read and no dialog lies over it (what classify_screen would say
+            # too): asked on every board with an unknown cell, so without a call to the phone
+            # or a hash.
+            return False
         now = loop.clock.now()
         foreground = self._foreground()
         digest = screen_hash(frame)
