@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -15,6 +16,7 @@ from rich.table import Table
 from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, SEED_MAX, console, output_dir, say, seed_option
 from agent.cli.app import chosen_game
 from agent.cli.play import GAME_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
+from agent.cli.play import RECORD_BUDGET_HELP, RECORD_HELP, RECORD_LOSSLESS_HELP, RECORD_QUALITY_HELP, record_options
 from agent import signals
 from agent.errors import AgentError
 
@@ -29,13 +31,17 @@ def parse_adb_address(text: str):
 
 
 def farm_table(farm) -> Table:
-    t = Table(title=f"farm: {farm.run_dir}", title_justify="left")
+    m, s = divmod(int(time.time() - farm.started), 60)
+    target = farm.options.moves
+    aim = f"target {target} moves a device" if target is not None else "each device plays to its end"
+    t = Table(title=f"farm: {farm.run_dir}  {m}:{s:02d} elapsed, {aim}", title_justify="left")
     # score: the game's own, when its header is read
     for col in ("device", "model", "state", "moves", "confirmed", "score", "fps", "last error"):
         t.add_column(col, overflow="fold")
     for row in farm.rows.values():
         t.add_row(
-            row.serial if len(farm.targets) == 1 else row.key, row.model, row.state, str(row.moves),
+            row.serial if len(farm.targets) == 1 else row.key, row.model, row.state,
+            str(row.moves) if target is None else f"{row.moves}/{target}",
             str(row.confirmed), "-" if row.score is None else str(row.score), f"{row.fps:.1f}", row.last_error[-80:],
         )
     return t
@@ -112,6 +118,10 @@ def farm(
     launch: bool = typer.Option(False, "--launch", help="Start the game on each phone (its profile's package) and bring it back when another app comes in front."),
     calibrate: bool = typer.Option(False, "--calibrate", help="Calibrate a device that has no profile on its screen (writes the profile and an overlay to --profiles) instead of skipping it."),
     runs: Path = typer.Option(DEFAULT_RUNS, "--runs", help="Where the run folder goes."),
+    record: bool = typer.Option(False, "--record", help=RECORD_HELP),
+    record_budget: float = typer.Option(1000.0, "--record-budget", min=0.001, help=RECORD_BUDGET_HELP + " (each device)"),
+    record_quality: int = typer.Option(90, "--record-quality", min=1, max=100, help=RECORD_QUALITY_HELP),
+    record_lossless: bool = typer.Option(False, "--record-lossless", help=RECORD_LOSSLESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the final summary as JSON instead of a live table."),
 ) -> None:
     """Play on every device the adb server(s) list, one worker process per device."""
@@ -120,6 +130,7 @@ def farm(
     from agent.play.journal import new_run_dir
 
     chosen, settings = chosen_game(game, {"variant": variant, "solver": solver}, sim=bool(sim))
+    recording = record_options(record, record_budget, record_quality, record_lossless)
     if sim and seed + sim - 1 > SEED_MAX:
         raise typer.BadParameter(f"phone {sim - 1} would get seed {seed + sim - 1}, above {SEED_MAX}", param_hint="--seed")
     output_dir(runs, "--runs")
@@ -132,7 +143,8 @@ def farm(
         raise typer.BadParameter("--sim starts phones on one adb server: give at most one --adb", param_hint="--sim")
     run_dir = new_run_dir(runs)
     options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,
-                          serials=tuple(serial), calibrate=calibrate, launch=launch)  # fmt: skip
+                          serials=tuple(serial), calibrate=calibrate, launch=launch,
+                          record=None if recording is None else asdict(recording))  # fmt: skip
     try:
         with ExitStack() as stack:
             if sim:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,6 +22,31 @@ LATENCY_HELP = "Simulated phone: what each screenshot costs, in ms (a real phone
 SOLVER_HELP = "How moves are chosen (match3: plan, greedy or random; lines: player, greedy or random)."
 STEPS_HELP = "Simulated phone: steps at the start (match3, step variant)."
 MOVES_HELP = "Stop after this many moves (simulated phone: the game's own cap unless given)."
+RECORD_HELP = ("Keep every frame the decisions were made on beside the journal (JPEG; `agent replay` and "
+               "`agent report` read them). Without it, the last few frames are kept when a run stops on a failure.")
+RECORD_BUDGET_HELP = "The most the recorded frames may take, in MB; past it no frame is kept (the journal says so)."
+RECORD_QUALITY_HELP = "JPEG quality of recorded frames (1-100)."
+RECORD_LOSSLESS_HELP = "Record frames as PNG, every pixel as captured (several times bigger)."
+
+
+def record_options(record: bool, budget_mb: float, quality: int, lossless: bool) -> Any:
+    """The recording asked for (None: none), refusing options that need --record."""
+    from agent.play.recording import DEFAULT_BUDGET_MB, DEFAULT_QUALITY, RecordOptions
+
+    if not record:
+        for given, default, name in ((budget_mb, DEFAULT_BUDGET_MB, "--record-budget"),
+                                     (quality, DEFAULT_QUALITY, "--record-quality"), (lossless, False, "--record-lossless")):  # fmt: skip
+            if given != default:
+                raise typer.BadParameter(f"{name} shapes the recording: it goes with --record", param_hint=name)
+        return None
+    return RecordOptions(budget_mb=budget_mb, quality=quality, lossless=lossless)
+
+
+def progress_text(game: str, summary: Any, limit: int | None, elapsed_s: float) -> str:
+    """The spinner's line: the move against its limit, what the screen confirmed, the time."""
+    of = f" of {limit}" if limit is not None else ""
+    m, sec = divmod(int(elapsed_s), 60)
+    return f"playing {game}: move {summary.moves}{of}, {summary.confirmed} confirmed, {m}:{sec:02d} elapsed"
 
 
 def summary_table(game: Any, summary: Any, title: str, truth: dict[str, object] | None) -> Table:
@@ -66,6 +92,10 @@ def play(
     realtime: bool = typer.Option(False, "--realtime", help="Simulated phone: animate in wall-clock time instead of simulated time."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
     runs: Path = typer.Option(DEFAULT_RUNS, "--runs", help="Where the run's journal and summary go."),
+    record: bool = typer.Option(False, "--record", help=RECORD_HELP),
+    record_budget: float = typer.Option(1000.0, "--record-budget", min=0.001, help=RECORD_BUDGET_HELP),
+    record_quality: int = typer.Option(90, "--record-quality", min=1, max=100, help=RECORD_QUALITY_HELP),
+    record_lossless: bool = typer.Option(False, "--record-lossless", help=RECORD_LOSSLESS_HELP),
     capture: str = typer.Option("auto", "--capture", help="Real phone: screenshot method auto (each timed at connect, the fastest correct one), raw, gzip or png."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -79,6 +109,7 @@ def play(
     if sim and serial:
         raise typer.BadParameter("use either --sim or --serial, not both", param_hint="--sim")
     check_choice("--capture", capture, CAPTURE_MODES)
+    recording = record_options(record, record_budget, record_quality, record_lossless)
     output_dir(runs, "--runs")
     output_dir(profiles, "--profiles")
     if latency_ms and not sim:
@@ -107,13 +138,14 @@ def play(
     options = PlayOptions(moves=moves, launch=launch)
     if as_json:
         summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json", player=player,
-                                capture=header.get("capture"))  # fmt: skip
+                                record=recording, capture=header.get("capture"))  # fmt: skip
     else:
-        limit = f" of {moves}" if moves is not None else ""
-        with console.status("playing...") as status:
+        started = time.monotonic()
+        with console.status(f"playing {game}: move 0{f' of {moves}' if moves is not None else ''}") as status:
             summary = runs_mod.play(
-                run, options, journal_path, summary_path=run_dir / "summary.json", player=player, capture=header.get("capture"),
-                on_move=lambda s: status.update(f"playing {game}: move {s.moves}{limit}, {s.confirmed} confirmed"),
+                run, options, journal_path, summary_path=run_dir / "summary.json", player=player, record=recording,
+                capture=header.get("capture"),
+                on_move=lambda s: status.update(progress_text(game, s, moves, time.monotonic() - started)),
             )  # fmt: skip
     if as_json:
         print(json.dumps(runs_mod.result_json(run, summary, journal_path)))
@@ -121,6 +153,10 @@ def play(
         title = f"{run.device.model} ({run.device.serial}) - {game}"
         console.print(summary_table(chosen, summary, title, run.truth()))
         say(f"journal: {journal_path}")
+        if summary.recording:
+            r = summary.recording
+            say(f"recording: {r['frames']} frames, {r['mb']:.1f} MB in {r['folder']}"
+                + (" (its budget was reached: later frames were not kept)" if r["budget_reached"] else ""))
     code = exit_code(summary)
     if code:
         raise typer.Exit(code)

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from agent import signals
 from agent.farm.worker import WorkerSpec
-from agent.play.journal import end_unfinished, journal_name
+from agent.play.journal import end_unfinished, journal_name, last_stop_frames
 
 # Terminal states: the farm ends when every known device is in one of them.
 DONE, QUARANTINED, SKIPPED, FAILED = "done", "quarantined", "skipped", "failed"
@@ -52,6 +52,7 @@ class FarmOptions:
     serials: tuple[str, ...] = ()  # only these (empty: every device the servers list)
     calibrate: bool = False  # a device with no profile is calibrated first, not skipped
     launch: bool = False  # each worker starts the game and brings it back (agent play --launch)
+    record: dict[str, Any] | None = None  # each worker keeps its frames (RecordOptions as a dict)
 
 
 @dataclass
@@ -153,7 +154,7 @@ class Farm:
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining,
             journal=str(self.run_dir / journal_name(row.key)), profiles=str(self.options.profiles),
-            calibrate=self.options.calibrate, launch=self.options.launch,
+            calibrate=self.options.calibrate, launch=self.options.launch, record=self.options.record,
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.run_dir / (journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")
@@ -227,7 +228,9 @@ class Farm:
         row.total_failures += 1
         if row.failures >= self.options.max_failures:
             row.state = QUARANTINED
-            self._event("quarantined", key=row.key, failures=row.failures)
+            # The frames its last run kept when it stopped: what the phone showed.
+            frames = last_stop_frames(self.run_dir / journal_name(row.key))
+            self._event("quarantined", key=row.key, failures=row.failures, **({"frames": frames} if frames else {}))
             return
         delay = self.options.backoff_s[min(row.failures - 1, len(self.options.backoff_s) - 1)]
         row.retry_at = time.monotonic() + delay

@@ -43,6 +43,7 @@ class WorkerSpec:
     profiles: str
     calibrate: bool = False  # no profile for this device: calibrate on its screen first
     launch: bool = False  # start the game and bring it back when another app is in front
+    record: dict[str, Any] | None = None  # keep the frames (agent.play.recording.RecordOptions as a dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -140,6 +141,7 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
     from agent.device.clock import RealClock
     from agent.games.registry import get_game
     from agent.play.loop import PlayOptions
+    from agent.play.recording import RecordOptions
     from agent.play.run import device_run, play
     from agent.play.stats import PlaySummary
 
@@ -167,8 +169,9 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
               decision_ms=summary.decision_ms[-1] if summary.decision_ms else None)  # fmt: skip
 
     journal = Path(spec.journal)
+    record = None if spec.record is None else RecordOptions(**spec.record)
     summary = play(run, PlayOptions(moves=spec.moves, launch=spec.launch), journal, on_move=on_move,
-                   should_stop=stop_event.is_set, adb=f"{spec.host}:{spec.port}",
+                   should_stop=stop_event.is_set, record=record, adb=f"{spec.host}:{spec.port}",
                    capture={"mode": device.device.capture_mode, "ms": device.device.capture_report()})  # fmt: skip
     _send(queue, spec, "done", summary=summary.as_dict(), counts=summary.counts, decision_ms=summary.decision_ms,
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip

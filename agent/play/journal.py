@@ -92,6 +92,32 @@ def end_unfinished(path: Path | str, reason: str, kind: str, **fields: Any) -> b
     return True
 
 
+def _tail_lines(path: Path) -> list[bytes]:
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - _TAIL_BYTES))
+        tail = f.read()
+    return [line for line in tail.splitlines() if line.strip()]
+
+
+def last_stop_frames(path: Path | str) -> list[str]:
+    """The frame files named by the journal's last stop line (what the phone showed when
+    the run failed); [] when there are none or no journal."""
+    try:
+        lines = _tail_lines(Path(path))
+    except OSError:
+        return []
+    for line in reversed(lines):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and d.get("type") == "stop":
+            frames = d.get("frames")
+            return [str(f) for f in frames] if isinstance(frames, list) else []
+    return []
+
+
 def journal_name(serial: str) -> str:
     """A device's journal file name: its serial with anything a path cannot hold replaced."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in serial) + ".jsonl"

@@ -49,11 +49,13 @@ from agent.games.base import (
 )
 from agent.play.guards import STUCK_AFTER_S, Guards
 from agent.play.journal import Journal
+from agent.play.recording import Recorder
 from agent.play.pacing import (
     MAX_MOVING_CELLS, CaptureMeter, RestingRead, Motion, Timeouts, at_rest_between, same_kinds, screen_still,
 )  # fmt: skip
 from agent.play.screens import ScreenHandler
 from agent.play.stats import PlaySummary, StopKind
+from agent.play.watch import Watcher
 from agent.vision.profile import GameProfile
 
 
@@ -70,11 +72,18 @@ class PlayOptions:
     stuck_timeout_s: float = STUCK_AFTER_S  # the same screen with nothing played this long stops the run
     no_move_wait_s: float = 10.0  # a board with nothing to play is watched this long for the game to change it
     learn: bool = True  # learn new looks and new boards during the run
-    evidence_dir: Path | None = None  # where the frames that explain a stop go (default: beside the journal)
+    evidence_dir: Path | None = None  # where the frames that explain a stop go with no journal (with one: beside it)
 
 
 # Swipes are made slower, up to this, for a game that ignores fast ones.
 SLOWEST_SWIPE_MS = 480
+
+# Stops that are no failure: nothing to explain with frames.
+SUCCESS_STOPS = frozenset({"finished", "limit", "requested", "interrupted"})
+
+# Journal lines about a frame read at rest name it, and a recording keeps the frames these
+# lines name (a board still moving is not kept: it decided nothing).
+FRAME_EVENTS = frozenset({"decision", "check", "unreadable", "no_move", "screen", "dismissed"})
 
 # A board at rest but for a cell or two that move and read unsure is either a hint's
 # wiggle (it goes on for ever) or a piece still clearing or landing (a phase of a few
@@ -113,6 +122,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
         on_move: Callable[[PlaySummary], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         keep_learned: Callable[["PlayLoop[BoardT, MoveT]"], dict[str, object] | None] | None = None,
+        recorder: Recorder | None = None,
+        watcher: Watcher | None = None,
     ) -> None:
         if game.screen is None:
             raise ValueError(f"{game.name} is not played on a screen")
@@ -124,11 +135,18 @@ class PlayLoop(Generic[BoardT, MoveT]):
         # profile), and says what for the journal.
         self.keep_learned = keep_learned
         self.summary = PlaySummary(game=game.name)
+        # Every frame read at rest goes to the recorder (all of them, or the last few held
+        # for a failure); the watcher (a live view) sees every capture and what was made of it.
+        self.recorder, self.watcher = recorder, watcher
+        self.frame_id: int | None = None  # the recorder's id of the frame last read at rest
+        self._rest_frame: tuple[np.ndarray, float] | None = None  # that frame, until a line names it
+        self._recording_noted = False
         self.pending: _Pending[BoardT, MoveT] | None = None
         self.stopped = False  # the stop line is written: the run is over, whatever comes after
         # Overlapping captures only where calls may overlap and time is real.
         overlap = bool(getattr(device, "concurrent_captures", False)) and isinstance(clock, RealClock)
-        self.capture = CaptureMeter(device.screencap, clock, overlap)
+        self.capture = CaptureMeter(device.screencap, clock, overlap,
+                                    None if watcher is None else watcher.captured)
         self.guards = Guards(options.stuck_timeout_s)
         self.screens = ScreenHandler(self)
         self.profile_changed = False  # a board found again or a look learned: the profile to save
@@ -140,7 +158,34 @@ class PlayLoop(Generic[BoardT, MoveT]):
     # -- the journal and the screen ---------------------------------------------------
     def _log(self, event: str, **fields: object) -> None:
         if self.journal is not None:
+            if event in FRAME_EVENTS:
+                self._record_rest_frame()
+                if self.frame_id is not None:
+                    fields.setdefault("frame", self.frame_id)
             self.journal.write(event, t=round(self.clock.now(), 4), **fields)
+
+    def _record_rest_frame(self) -> None:
+        if self.recorder is None or self._rest_frame is None:
+            return
+        frame, at = self._rest_frame
+        self._rest_frame = None
+        self.frame_id = self.recorder.add(frame, "rest", at, self.summary.moves)
+        problem = self.recorder.problem
+        if problem is not None and not self._recording_noted:
+            self._recording_noted = True
+            self._log("note", detail=problem)
+
+    def _keep(self, frame: np.ndarray, read: BoardRead[BoardT] | None) -> None:
+        """A frame read at rest: held for the recorder (a recording keeps it once a journal
+        line names it; a ring of the last few keeps it at once), shown by the watcher."""
+        now = self.clock.now()
+        self.guards.keep(now, frame)
+        if self.recorder is not None:
+            self.frame_id, self._rest_frame = None, (frame, now)
+            if self.recorder.mode == "ring":
+                self._record_rest_frame()
+        if self.watcher is not None:
+            self.watcher.board(self.profile.board_bbox, None if read is None else read.text)
 
     @property
     def timeouts(self) -> Timeouts:
@@ -237,7 +282,12 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 s.checks["unverified"] += 1
                 self._log("check", index=self.pending.index, verdict="unverified", detail=reason)
                 self.pending = None
-            frames = self._save_evidence(reason) if evidence else []
+            frames = self._save_evidence(reason) if evidence or kind not in SUCCESS_STOPS else []
+            recording = None
+            if self.recorder is not None and self.recorder.mode == "all":
+                recording = str(self.recorder.folder.relative_to(self.recorder.run_dir))
+            elif frames and self.recorder is not None:
+                recording = str(self.recorder.folder.relative_to(self.recorder.run_dir))
             kept = self.keep_learned(self) if self.keep_learned is not None else None
             if kept:
                 self._log("learned", **kept)
@@ -246,11 +296,20 @@ class PlayLoop(Generic[BoardT, MoveT]):
             s.stop_reason, s.stop_kind, s.finished, s.stop_signal = reason, kind, finished, signum
             self._log("stop", reason=reason, kind=kind, finished=finished, summary=s.as_dict(),
                       **({} if signum is None else {"signal": signals.name(signum)}),
-                      **({"frames": [str(f) for f in frames]} if frames else {}))  # fmt: skip
+                      **({"frames": [str(f) for f in frames]} if frames else {}),
+                      **({"recording": recording} if recording else {}))  # fmt: skip
             self.stopped = True
+            if self.watcher is not None:
+                self.watcher.summary(s.as_dict())
         return s
 
     def _save_evidence(self, reason: str) -> list[Path]:
+        if self.recorder is not None:
+            try:
+                return self.recorder.flush()
+            except (OSError, AgentError) as exc:
+                self._log("note", detail=f"the frames that explain the stop were not saved: {exc}")
+                return []
         where = self.options.evidence_dir
         if where is None and self.journal is not None:
             where = self.journal.path.parent / "frames"
@@ -267,6 +326,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
             self.player.moved(pending.changed)
         check = self.player.check(pending.before, pending.decision, read.board)
         self.summary.checks[check.verdict] += 1
+        if self.watcher is not None:
+            self.watcher.checked(check.verdict, check.detail)
         if check.verdict == "rules_changed":
             self._log("rules", index=pending.index, detail=check.detail, **check.fields)
         self._log("check", index=pending.index, verdict=check.verdict, detail=check.detail, board=read.text,
@@ -282,6 +343,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
         """Play on with another profile: the board found again, or a look learned."""
         self.profile, self.profile_changed = profile, True
+        snapshot = None if self.recorder is None else self.recorder.snapshot_profile(profile)
+        if snapshot is not None:
+            fields["snapshot"] = snapshot
         self._log("profile", reason=why, rows=profile.rows, cols=profile.cols, board_bbox=list(profile.board_bbox),
                   **fields)  # fmt: skip
 
@@ -324,7 +388,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
             rest = self._rest(None if self.pending is None else self.pending.unknown)
             s.settle_s.append(rest.waited_s)
             now = self.clock.now()
-            self.guards.keep(now, rest.frame)
+            self._keep(rest.frame, rest.read)
             status = self._status(rest.frame)
             game_over = status is not None and status.moves_left == 0
             read = rest.read
@@ -425,6 +489,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
             no_move_since = None
             decide_ms = (time.perf_counter() - t_decide) * 1000.0 + self._read_ms
             gestures = self.screen.gestures(decision.move, self.profile)
+            if self.watcher is not None:
+                self.watcher.about_to(gesture_json(gestures))
             perform(self.device, gestures, self.clock)
             # A move made is counted, journaled and awaited together: a signal waits for all three.
             with signals.deferred():
@@ -448,6 +514,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
             self.guards.progress()
             changed = self._wait_for_change(rest.frame, rest.moving)
             self.pending = replace(self.pending, changed=changed)
-            if self.on_move is not None:
+            if self.on_move is not None or self.watcher is not None:
                 s.counts = self.player.counts()
+            if self.on_move is not None:
                 self.on_move(s)
+            if self.watcher is not None:
+                self.watcher.summary(s.as_dict())

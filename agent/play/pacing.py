@@ -40,8 +40,10 @@ class CaptureMeter:
     prove slow two are kept in flight (agent.play.pipeline); a phone that serialises
     them goes back to one at a time."""
 
-    def __init__(self, capture: Callable[[], np.ndarray], clock: Clock, overlap: bool = False) -> None:
+    def __init__(self, capture: Callable[[], np.ndarray], clock: Clock, overlap: bool = False,
+                 on_capture: Callable[[np.ndarray, int], None] | None = None) -> None:  # fmt: skip
         self._capture, self._clock, self._overlap = capture, clock, overlap
+        self._on_capture = on_capture  # told of every frame (a live view), on this thread
         self._recent: deque[float] = deque(maxlen=COST_WINDOW)
         self._pipe: CapturePipeline | None = None
         self.count = 0
@@ -60,6 +62,8 @@ class CaptureMeter:
         self.started_at = t0
         self._recent.append(took)
         self.count += 1
+        if self._on_capture is not None:
+            self._on_capture(frame, self.count)
         if self._overlap and self._pipe is None and len(self._recent) >= 3 and self.cost_s >= PIPELINE_FROM_S:
             self._pipe = CapturePipeline(self._capture, self._clock, self.cost_s)
         return frame

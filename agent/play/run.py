@@ -19,6 +19,8 @@ from agent.errors import AgentError
 from agent.games.base import Game, Learns, Player, Status, StatusReader
 from agent.play.journal import Journal, write_json_atomic
 from agent.play.loop import PlayLoop, PlayOptions
+from agent.play.recording import Recorder, RecordOptions
+from agent.play.watch import Watcher
 from agent.play.stats import PlaySummary
 from agent.vision.profile import GameProfile, ProfileMatch, find_profile, save_game_profile
 
@@ -39,14 +41,17 @@ class Run:
     def size(self) -> tuple[int, int]:
         return self.device.screen_size()
 
-    def header(self, options: PlayOptions, **extra: object) -> dict[str, object]:
-        """The journal's first line: tool, game, device, profile and options."""
+    def header(self, options: PlayOptions, snapshot: str | None = None, **extra: object) -> dict[str, object]:
+        """The journal's first line: tool, game, device, profile (and where the recording
+        keeps a copy of it) and options."""
         w, h = self.size
+        p = self.match.profile
         return {
             "version": __version__, "game": self.game.name,
             "device": {"serial": self.device.serial, "model": self.device.model, "size": [w, h],
                        "simulated": self.phone is not None, **extra},
-            "profile": {"path": str(self.match.path), "match": self.match.how},
+            "profile": {"path": str(self.match.path), "match": self.match.how, "board_bbox": list(p.board_bbox),
+                        "rows": p.rows, "cols": p.cols, **({"snapshot": snapshot} if snapshot else {})},
             "options": {**self.settings, "seed": self.seed, "moves": options.moves},
         }  # fmt: skip
 
@@ -132,21 +137,33 @@ def _check(game: Game[Any, Any], match: ProfileMatch) -> None:
 def play(
     run: Run, options: PlayOptions, journal_path: Path, on_move: Callable[[PlaySummary], None] | None = None,
     should_stop: Callable[[], bool] | None = None, summary_path: Path | None = None,
-    player: Player[Any, Any] | None = None, **header: object,
+    player: Player[Any, Any] | None = None, record: RecordOptions | None = None, watcher: Watcher | None = None,
+    **header: object,
 ) -> PlaySummary:  # fmt: skip
     """Play the run to its stop, journal every event, and write its summary.
+
+    With `record`, every frame read at rest is kept beside the journal
+    (`agent.play.recording`); without, the last few are, when the run stops on a failure.
 
     A stop signal (Ctrl-C, SIGTERM, SIGHUP) stops the loop at once, with its stop line;
     one that comes while the journal opens or the summary is written waits, so neither
     is left without the other (one that came after the loop's end is raised here last)."""
     player = player or run.make_player()
+    w, h = run.size
+    recorder = Recorder(journal_path, "all" if record is not None else "ring", record, (run.device.model, w, h))
     with signals.deferred(), Journal(journal_path) as journal:
-        journal.write("start", **run.header(options, **header))
+        journal.write("start", **run.header(options, recorder.snapshot_profile(run.match.profile), **header))
         loop = PlayLoop(run.device, run.game, run.match.profile, player, run.clock, options, journal,
-                        run.status_reader, on_move, should_stop, lambda lp: save_learned(run, lp))  # fmt: skip
+                        run.status_reader, on_move, should_stop, lambda lp: save_learned(run, lp), recorder,
+                        watcher)  # fmt: skip
         try:
             summary = loop.run()
         finally:
+            kept = recorder.close()
+            if record is not None:
+                loop.summary.recording = {"frames": kept.frames, "mb": round(kept.bytes / 1e6, 2),
+                                          "budget_reached": kept.budget_reached, "cpu_s": round(kept.cpu_s, 3),
+                                          "folder": str(kept.folder)}  # fmt: skip
             # Written however the loop ended (a device error propagates after its stop line).
             if summary_path is not None:
                 write_json_atomic(summary_path, result_json(run, loop.summary, journal_path))

@@ -46,6 +46,7 @@ class PlaySummary:
     boards_found: int = 0  # boards found again (a new level's shape or place)
     looks_learned: int = 0  # classes learned during the run
     launches: int = 0  # the game started or brought back to the front
+    recording: dict[str, Any] = field(default_factory=dict)  # frames kept and their size (--record)
 
     @property
     def confirmed(self) -> int:
@@ -72,6 +73,7 @@ class PlaySummary:
             "captures_per_move": round(float(np.mean(self.captures_per_move)), 2) if self.captures_per_move else 0.0,
             "capture_ms": self.capture_ms, "screens": dict(self.screens), "dialogs_closed": self.dialogs_closed,
             "boards_found": self.boards_found, "looks_learned": self.looks_learned, "launches": self.launches,
+            **({"recording": self.recording} if self.recording else {}),
         }  # fmt: skip
 
     @property

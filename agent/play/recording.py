@@ -1,0 +1,393 @@
+"""The frames a run's decisions were made on, kept beside its journal.
+
+A run folder holds, per device, `<serial>.jsonl` (the journal) and `<serial>.frames/`:
+`index.jsonl` (one line per frame: its id, file, role, clock time, move) and the frame
+files. Journal lines name their frame by id (`"frame": 12`); the check of one move and the
+decision of the next share theirs.
+
+Frames are JPEG unless asked lossless (PNG). A frame is stored whole (a key frame) or as
+the box that changed since the last key frame: between two moves most of a phone's screen
+(the header, the background) does not change, and one key frame serves many moves. The
+writing happens on a thread of its own, so the loop only hands a frame over.
+
+`agent play --record` keeps every frame read at rest, with a size budget: once reached,
+no frame is kept any more and the journal says so. Without it, the last few frames are
+held in memory (`mode="ring"`) and written only when a run stops on a failure, as PNG.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+import cv2
+import numpy as np
+
+from agent.errors import AgentError
+from agent.vision.profile import DeviceProfile, GameProfile, dumps_profile, load_profile
+
+INDEX = "index.jsonl"
+RING_FRAMES = 8  # frames held in memory without --record: a few moves' worth
+DEFAULT_BUDGET_MB = 1000.0
+DEFAULT_QUALITY = 90
+KEY_EVERY = 100  # a key frame at least every this many frames: a lost file costs at most these
+KEY_SHARE = 0.5  # a change covering more than this share of the frame is a key frame itself
+DIFF_LEVEL = 6  # pixels that differ by less than this (a capture's noise) are the same
+_QUEUE = 16  # frames waiting for the writer at most: a slower disk slows the run, it loses nothing
+
+RecordMode = Literal["all", "ring"]
+
+
+def frames_dir(journal: Path) -> Path:
+    return Path(journal).with_suffix(".frames")
+
+
+@dataclass(frozen=True)
+class FrameEntry:
+    id: int
+    file: str  # relative to the frames folder
+    base: int | None  # the key frame this one's box is pasted on (None: a whole frame)
+    box: tuple[int, int, int, int] | None  # x0, y0, x1, y1 of the stored part (None: whole)
+    role: str  # what the frame was kept for: rest (read at rest), evidence, ...
+    t: float  # the loop's clock
+    index: int | None = None  # the move it belongs to, when it does
+
+    def as_json(self) -> dict[str, object]:
+        d = asdict(self)
+        d["box"] = None if self.box is None else list(self.box)
+        return d
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    budget_mb: float = DEFAULT_BUDGET_MB  # frames stop being kept past this
+    quality: int = DEFAULT_QUALITY  # JPEG quality
+    lossless: bool = False  # PNG instead of JPEG: bigger, and every pixel as captured
+
+
+@dataclass(frozen=True)
+class RecordStats:
+    frames: int
+    bytes: int
+    budget_reached: bool
+    folder: Path
+    cpu_s: float = 0.0  # processor time spent comparing, encoding and writing frames
+
+
+def _changed_box(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int] | None:
+    """The box (x0, y0, x1, y1, exclusive) of the pixels that differ, or None."""
+    if a.shape != b.shape:
+        h, w = b.shape[:2]
+        return (0, 0, w, h)
+    h, w = b.shape[:2]
+    channels = 1 if b.ndim == 2 else b.shape[2]
+    # the channels side by side, one row of the mask a row of pixels: a few ms a frame
+    diff = cv2.absdiff(a, b).reshape(h, w * channels)
+    _, mask = cv2.threshold(diff, DIFF_LEVEL - 1, 255, cv2.THRESH_BINARY)
+    x, y, bw, bh = cv2.boundingRect(mask)
+    if bw == 0 or bh == 0:
+        return None
+    px0, px1 = x // channels, (x + bw + channels - 1) // channels
+    # whole 16-pixel blocks, so the stored part's edges are not JPEG block edges
+    x0, y0 = px0 // 16 * 16, y // 16 * 16
+    x1, y1 = min(w, -(-px1 // 16) * 16), min(h, -(-(y + bh) // 16) * 16)
+    return (x0, y0, x1, y1)
+
+
+class Recorder:
+    """Frames handed over by the loop, written by a thread of its own (mode "all"), or
+    held in memory until `flush` (mode "ring")."""
+
+    def __init__(self, journal: Path, mode: RecordMode = "all", options: RecordOptions | None = None,
+                 device: tuple[str, int, int] = ("phone", 0, 0), ring: int = RING_FRAMES) -> None:  # fmt: skip
+        options = options or RecordOptions()
+        budget_mb, quality, lossless = options.budget_mb, options.quality, options.lossless
+        if not 1 <= quality <= 100:
+            raise AgentError(f"a JPEG quality of {quality} is not one", hint="give --record-quality from 1 to 100")
+        self.device = device  # model, width, height: what a profile snapshot is filed under
+        if budget_mb <= 0:
+            raise AgentError(f"a recording budget of {budget_mb} MB holds no frame", hint="give --record-budget above 0")
+        self.folder = frames_dir(journal)
+        self.run_dir = self.folder.parent
+        self.mode, self.budget = mode, int(budget_mb * 1e6)
+        self.quality, self.lossless = quality, lossless
+        self.bytes = 0
+        self.cpu_s = 0.0  # the writer's own processor time: what recording costs
+        self.budget_reached = False
+        self._next = 0
+        self._last: tuple[int, np.ndarray] | None = None  # the last frame handed over, by identity
+        self._ring: deque[tuple[int, np.ndarray, str, float, int | None]] = deque(maxlen=ring)
+        self._written: list[FrameEntry] = []
+        self._profiles = 0
+        self._error: Exception | None = None
+        self._thread: threading.Thread | None = None
+        self._queue: queue.Queue[tuple[int, np.ndarray, str, float, int | None] | None] = queue.Queue(_QUEUE)
+        self._key: tuple[int, np.ndarray] | None = None  # the writer's key frame: id and pixels
+        self._prev: tuple[FrameEntry, np.ndarray] | None = None
+        self._since_key = 0
+        self._resume()
+        if mode == "all":
+            self._open()
+            self._thread = threading.Thread(target=self._write_loop, name="recorder", daemon=True)
+            self._thread.start()
+
+    def _resume(self) -> None:
+        """A device's next run in the same folder (a farm's retry) goes on from the frames
+        and profiles already there: nothing kept is overwritten."""
+        if not self.folder.is_dir():
+            return
+        index = self.folder / INDEX
+        if index.is_file():
+            data = index.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(index, "r+b") as f:  # a line torn by a kill: the next one must not join it
+                    f.truncate(data.rfind(b"\n") + 1)
+        try:
+            known = Recording.open_folder(self.folder).entries
+        except AgentError:
+            known = {}
+        self._next = max(known, default=-1) + 1
+        self._written = [known[i] for i in sorted(known)]
+        self.bytes = sum(p.stat().st_size for p in self.folder.iterdir() if p.is_file())
+        self._profiles = len(list(self.folder.glob("profile-*.toml")))
+
+    def _open(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AgentError(f"cannot keep frames in {self.folder}: {exc.strerror or exc}",
+                             hint="give --runs a folder you can write to") from None  # fmt: skip
+
+    # -- the loop's side ------------------------------------------------------------------
+    def add(self, frame: np.ndarray, role: str, t: float, index: int | None = None) -> int | None:
+        """The frame's id, or None once the budget is reached. The same frame object
+        handed over twice in a row keeps its id."""
+        if self._last is not None and self._last[1] is frame:
+            return self._last[0]
+        if self.mode == "all" and (self.budget_reached or self._error is not None):
+            return None
+        fid = self._next
+        self._next += 1
+        self._last = (fid, frame)
+        item = (fid, frame, role, t, index)
+        if self.mode == "ring":
+            self._ring.append(item)
+        else:
+            self._queue.put(item)
+        return fid
+
+    @property
+    def problem(self) -> str | None:
+        """Why frames are no longer kept, once they are not: for the journal."""
+        if self._error is not None:
+            return f"frames are no longer recorded: {self._error}"
+        if self.budget_reached:
+            return (f"the recording reached its budget of {self.budget / 1e6:.0f} MB: no more frames are kept "
+                    "(give a larger --record-budget)")  # fmt: skip
+        return None
+
+    def snapshot_profile(self, profile: GameProfile) -> str | None:
+        """Keep the profile the frames are read with; its path relative to the run folder,
+        or None when frames are not being recorded (a ring keeps none)."""
+        if self.mode != "all":
+            return None
+        name = f"profile-{self._profiles}.toml"
+        self._profiles += 1
+        model, width, height = self.device
+        doc = dumps_profile(DeviceProfile(model, width, height, None, {profile.game: profile}))
+        path = self.folder / name
+        try:
+            _write_file(path, doc.encode("utf-8"))
+        except OSError as exc:
+            self._error = exc
+            return None
+        return str(path.relative_to(self.run_dir))
+
+    def flush(self) -> list[Path]:
+        """Write the frames held (mode "ring"), lossless, oldest first; with mode "all",
+        wait for the writer. The files of the last frames, for the journal's stop line."""
+        if self.mode == "all":
+            self._drain()
+            return [self.folder / e.file for e in self._written[-RING_FRAMES:]]
+        if not self._ring:
+            return []
+        self._open()
+        self.lossless = True  # evidence: a few frames, worth every pixel
+        out = []
+        while self._ring:
+            fid, frame, role, t, index = self._ring.popleft()
+            entry = self._store(fid, frame, role, t, index, delta=False)
+            out.append(self.folder / entry.file)
+        return out
+
+    def close(self) -> RecordStats:
+        if self._thread is not None:
+            self._drain()
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        return RecordStats(len(self._written), self.bytes, self.budget_reached, self.folder, self.cpu_s)
+
+    def _drain(self) -> None:
+        self._queue.join()
+
+    # -- the writer's side ----------------------------------------------------------------
+    def _write_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                if self._error is None and not self.budget_reached:
+                    t0 = time.thread_time()
+                    self._store(*item, delta=True)
+                    self.cpu_s += time.thread_time() - t0
+            except _BudgetReached:
+                pass  # said in the journal by the loop (`problem`); the run goes on
+            except Exception as exc:  # a full disk: the run goes on without frames, and says so
+                self._error = exc
+            finally:
+                self._queue.task_done()
+
+    def _store(self, fid: int, frame: np.ndarray, role: str, t: float, index: int | None, delta: bool) -> FrameEntry:
+        entry: FrameEntry | None = None
+        if delta and self._key is not None and self._since_key < KEY_EVERY:
+            box = _changed_box(self._key[1], frame)
+            h, w = frame.shape[:2]
+            prev = self._prev
+            if box is None:
+                entry = FrameEntry(fid, self._file(self._key[0]), None, None, role, t, index)
+            elif (prev is not None and prev[0].base == self._key[0] and prev[0].box == box
+                  and np.array_equal(prev[1][box[1]:box[3], box[0]:box[2]], frame[box[1]:box[3], box[0]:box[2]])):
+                entry = FrameEntry(fid, prev[0].file, prev[0].base, box, role, t, index)  # the same as the last
+            elif (box[2] - box[0]) * (box[3] - box[1]) <= KEY_SHARE * w * h:
+                x0, y0, x1, y1 = box
+                name = self._write_image(fid, frame[y0:y1, x0:x1])
+                entry = FrameEntry(fid, name, self._key[0], box, role, t, index)
+                self._since_key += 1
+        if entry is None:
+            entry = FrameEntry(fid, self._write_image(fid, frame), None, None, role, t, index)
+            self._key, self._since_key = (fid, frame), 0
+        self._prev = (entry, frame)
+        with open(self.folder / INDEX, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry.as_json(), separators=(",", ":")) + "\n")
+        self._written.append(entry)
+        return entry
+
+    def _file(self, fid: int) -> str:
+        return f"{fid:06d}.{'png' if self.lossless else 'jpg'}"
+
+    def _write_image(self, fid: int, image: np.ndarray) -> str:
+        name = self._file(fid)
+        if self.lossless:
+            ok, data = cv2.imencode(".png", image, [cv2.IMWRITE_PNG_COMPRESSION, 1])
+        else:
+            ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.quality])
+        if not ok:  # pragma: no cover - cv2 encodes any uint8 image
+            raise AgentError(f"could not encode frame {fid}")
+        if self.bytes + data.nbytes > self.budget:
+            self.budget_reached = True
+            raise _BudgetReached()
+        _write_file(self.folder / name, data.tobytes())
+        self.bytes += data.nbytes
+        return name
+
+
+class _BudgetReached(Exception):
+    pass
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    # Whole or not at all (a reader never meets half a frame); not flushed to disk one by
+    # one, which would cost a disk sync a frame: the index names a file only once it is in place.
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+class Recording:
+    """The frames of one device's run, read back."""
+
+    def __init__(self, folder: Path, entries: dict[int, FrameEntry]) -> None:
+        self.folder, self.run_dir, self.entries = folder, folder.parent, entries
+        self._cache: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def open(cls, journal: Path) -> "Recording":
+        if not (frames_dir(journal) / INDEX).is_file():
+            raise AgentError(f"{journal} has no recorded frames (no {frames_dir(journal) / INDEX})",
+                             hint="record a run with `agent play --record`")  # fmt: skip
+        return cls.open_folder(frames_dir(journal))
+
+    @classmethod
+    def open_folder(cls, folder: Path) -> "Recording":
+        index = folder / INDEX
+        if not index.is_file():
+            raise AgentError(f"{folder} holds no recorded frames (no {index})",
+                             hint="record a run with `agent play --record`")  # fmt: skip
+        entries: dict[int, FrameEntry] = {}
+        with open(index, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    d = json.loads(line)
+                    box = d.get("box")
+                    e = FrameEntry(int(d["id"]), str(d["file"]), d.get("base"), None if box is None else
+                                   (int(box[0]), int(box[1]), int(box[2]), int(box[3])), str(d.get("role", "")),
+                                   float(d.get("t", 0.0)), d.get("index"))  # fmt: skip
+                except (ValueError, KeyError, TypeError, IndexError):
+                    continue  # a line torn by a kill: the frames before it still serve
+                entries[e.id] = e
+        return cls(folder, entries)
+
+    def ids(self) -> list[int]:
+        return sorted(self.entries)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.folder.iterdir() if p.is_file())
+
+    def _image(self, name: str) -> np.ndarray:
+        img = self._cache.get(name)
+        if img is None:
+            img = cv2.imread(str(self.folder / name), cv2.IMREAD_COLOR)
+            if img is None:
+                raise AgentError(f"frame file {self.folder / name} is missing or unreadable",
+                                 hint="the recording is damaged: record the run again")  # fmt: skip
+            if len(self._cache) > 4:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[name] = img
+        return img
+
+    def frame(self, fid: int) -> np.ndarray:
+        """The whole frame (BGR uint8) as it was kept."""
+        e = self.entries.get(fid)
+        if e is None:
+            raise AgentError(f"frame {fid} is not in the recording {self.folder}",
+                             hint="the run stopped keeping frames (its budget) or the recording is damaged")  # fmt: skip
+        part = self._image(e.file)
+        if e.base is None or e.box is None:
+            return part.copy()
+        key = self.entries.get(e.base)
+        if key is None:
+            raise AgentError(f"frame {fid} is pasted on frame {e.base}, which is not in the recording {self.folder}",
+                             hint="the recording is damaged: record the run again")  # fmt: skip
+        out = self._image(key.file).copy()
+        x0, y0, x1, y1 = e.box
+        out[y0:y1, x0:x1] = part[: y1 - y0, : x1 - x0]
+        return out
+
+    def profile_at(self, snapshot: str) -> GameProfile:
+        """The game profile kept as `snapshot` (a path relative to the run folder)."""
+        device = load_profile(self.run_dir / snapshot)
+        if len(device.games) != 1:
+            raise AgentError(f"{self.run_dir / snapshot} holds {len(device.games)} game profiles, not one",
+                             hint="the recording is damaged: record the run again")  # fmt: skip
+        return next(iter(device.games.values()))
