@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.games.match3.game import GAME
 from agent.play.journal import read_journal
+from agent.play.recording import Recording
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +38,7 @@ def check_consistent(summary: dict, run_dir: Path) -> None:
 def test_farm_of_four_sim_phones(private_adb_port, tmp_path):
     env = dict(os.environ)
     r = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "farm", "--sim", "4", "--moves", "8", "--json",
+        [sys.executable, "-m", "agent.cli", "farm", "--sim", "4", "--moves", "8", "--json", "--record",
          "--runs", str(tmp_path / "runs"), "--profiles", str(tmp_path / "profiles")],
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
@@ -50,6 +52,13 @@ def test_farm_of_four_sim_phones(private_adb_port, tmp_path):
     for name, records in journals(run_dir).items():
         assert records[0]["type"] == "start" and records[-1]["type"] == "stop", name
         assert records[-1]["reason"] == "move limit reached (8)"
+        # --record: every decision's frame kept beside its device's journal, and it reads as journaled
+        recording = Recording.open(run_dir / name)
+        profile = recording.profile_at(records[0]["profile"]["snapshot"])
+        decisions = [r for r in records if r["type"] == "decision"]
+        assert len(decisions) == 8
+        for r in decisions:
+            assert GAME.screen.read(recording.frame(r["frame"]), profile).text == r["board"], name
 
 
 def _farm_in_process(target, fleet, tmp_path, moves, **kw):
@@ -125,6 +134,9 @@ def test_phone_that_stays_dead_is_quarantined_and_others_finish(private_adb_port
     assert rows[fleet.serials[0]]["state"] == "done" and rows[fleet.serials[0]]["moves"] == 10
     assert rows[fleet.serials[1]]["state"] == "quarantined"
     assert rows[fleet.serials[1]]["last_error"]
+    # what the phone showed before it died: its last frames, named where it was quarantined
+    quarantined = next(e for e in summary["events"] if e["event"] == "quarantined")
+    assert quarantined["frames"] and all(Path(f).is_file() for f in quarantined["frames"])
 
 
 def test_two_adb_servers_driven_by_one_farm(private_adb_port, tmp_path):

@@ -168,7 +168,10 @@ class Match3Player:
         assert choice is not None and choice.move == decision.move, "check() follows decide()"
         self._made, probe, self._probe = None, self._probe, False
         c = check_outcome(before, choice, after)
-        fields: dict[str, object] = {"known": c.known_cells, "agreeing": c.agreeing}
+        # What the rules predicted, for a person to compare: cells left to the refill (or
+        # unknown) are '?', as the check leaves them out.
+        expected = str(choice.predicted).replace(".", "?")
+        fields: dict[str, object] = {"known": c.known_cells, "agreeing": c.agreeing, "expected": expected}
         moved, self._moved = self._moved, True
         if probe:
             self._probed = True
