@@ -14,7 +14,7 @@ import sys
 import typer
 
 from agent import __version__, signals
-from agent.cli import bench, calibrate, devices, farm, plans, play, screens, sim, solve
+from agent.cli import bench, calibrate, devices, farm, plans, play, replay, report, screens, sim, solve
 from agent.cli.app import console, print_error
 from agent.errors import AgentError
 
@@ -48,6 +48,8 @@ app.add_typer(sim.app, name="sim")
 app.add_typer(plans.app, name="plans")
 app.add_typer(bench.app, name="bench")
 app.add_typer(screens.app, name="screens")
+app.command("replay")(replay.replay)
+app.command("report")(report.report)
 
 
 def main() -> None:

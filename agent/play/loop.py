@@ -159,17 +159,17 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def _log(self, event: str, **fields: object) -> None:
         if self.journal is not None:
             if event in FRAME_EVENTS:
-                self._record_rest_frame()
+                self._record_rest_frame("screen" if event in ("screen", "dismissed") else "rest")
                 if self.frame_id is not None:
                     fields.setdefault("frame", self.frame_id)
             self.journal.write(event, t=round(self.clock.now(), 4), **fields)
 
-    def _record_rest_frame(self) -> None:
+    def _record_rest_frame(self, role: str = "rest") -> None:
         if self.recorder is None or self._rest_frame is None:
             return
         frame, at = self._rest_frame
         self._rest_frame = None
-        self.frame_id = self.recorder.add(frame, "rest", at, self.summary.moves)
+        self.frame_id = self.recorder.add(frame, role, at, self.summary.moves)
         problem = self.recorder.problem
         if problem is not None and not self._recording_noted:
             self._recording_noted = True

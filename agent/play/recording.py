@@ -5,7 +5,8 @@ A run folder holds, per device, `<serial>.jsonl` (the journal) and `<serial>.fra
 files. Journal lines name their frame by id (`"frame": 12`); the check of one move and the
 decision of the next share theirs.
 
-Frames are JPEG unless asked lossless (PNG). A frame is stored whole (a key frame) or as
+Frames are JPEG unless asked lossless (PNG); a frame a dialog or card was read on is always
+PNG, as its buttons are found by OCR, which a JPEG's edges can lead elsewhere. A frame is stored whole (a key frame) or as
 the box that changed since the last key frame: between two moves most of a phone's screen
 (the header, the background) does not change, and one key frame serves many moves. The
 writing happens on a thread of its own, so the loop only hands a frame over.
@@ -40,6 +41,7 @@ DEFAULT_QUALITY = 90
 KEY_EVERY = 100  # a key frame at least every this many frames: a lost file costs at most these
 KEY_SHARE = 0.5  # a change covering more than this share of the frame is a key frame itself
 DIFF_LEVEL = 6  # pixels that differ by less than this (a capture's noise) are the same
+LOSSLESS_ROLES = frozenset({"screen"})  # frames kept PNG whatever the options: OCR'd screens
 _QUEUE = 16  # frames waiting for the writer at most: a slower disk slows the run, it loses nothing
 
 RecordMode = Literal["all", "ring"]
@@ -129,7 +131,7 @@ class Recorder:
         self._error: Exception | None = None
         self._thread: threading.Thread | None = None
         self._queue: queue.Queue[tuple[int, np.ndarray, str, float, int | None] | None] = queue.Queue(_QUEUE)
-        self._key: tuple[int, np.ndarray] | None = None  # the writer's key frame: id and pixels
+        self._key: tuple[FrameEntry, np.ndarray] | None = None  # the writer's key frame
         self._prev: tuple[FrameEntry, np.ndarray] | None = None
         self._since_key = 0
         self._resume()
@@ -177,9 +179,8 @@ class Recorder:
         self._next += 1
         self._last = (fid, frame)
         item = (fid, frame, role, t, index)
-        if self.mode == "ring":
-            self._ring.append(item)
-        else:
+        self._ring.append(item)  # the last few, by reference: what a failed stop shows whole
+        if self.mode == "all":
             self._queue.put(item)
         return fid
 
@@ -211,11 +212,21 @@ class Recorder:
         return str(path.relative_to(self.run_dir))
 
     def flush(self) -> list[Path]:
-        """Write the frames held (mode "ring"), lossless, oldest first; with mode "all",
-        wait for the writer. The files of the last frames, for the journal's stop line."""
+        """The last frames as whole pictures, lossless, oldest first, for the journal's
+        stop line: with mode "ring" they become the recording; with mode "all" (whose files
+        may hold only the part of a frame that changed) they are written beside it as
+        `stop-<id>.png`."""
         if self.mode == "all":
             self._drain()
-            return [self.folder / e.file for e in self._written[-RING_FRAMES:]]
+            out = []
+            for fid, frame, _, _, _ in self._ring:
+                ok, data = cv2.imencode(".png", frame, [cv2.IMWRITE_PNG_COMPRESSION, 1])
+                if ok:
+                    path = self.folder / f"stop-{fid:06d}.png"
+                    _write_file(path, data.tobytes())
+                    out.append(path)
+            self._ring.clear()
+            return out
         if not self._ring:
             return []
         self._open()
@@ -262,31 +273,30 @@ class Recorder:
             box = _changed_box(self._key[1], frame)
             h, w = frame.shape[:2]
             prev = self._prev
+            key = self._key[0]
             if box is None:
-                entry = FrameEntry(fid, self._file(self._key[0]), None, None, role, t, index)
-            elif (prev is not None and prev[0].base == self._key[0] and prev[0].box == box
+                entry = FrameEntry(fid, key.file, None, None, role, t, index)
+            elif (prev is not None and prev[0].base == key.id and prev[0].box == box
                   and np.array_equal(prev[1][box[1]:box[3], box[0]:box[2]], frame[box[1]:box[3], box[0]:box[2]])):
                 entry = FrameEntry(fid, prev[0].file, prev[0].base, box, role, t, index)  # the same as the last
             elif (box[2] - box[0]) * (box[3] - box[1]) <= KEY_SHARE * w * h:
                 x0, y0, x1, y1 = box
-                name = self._write_image(fid, frame[y0:y1, x0:x1])
-                entry = FrameEntry(fid, name, self._key[0], box, role, t, index)
+                name = self._write_image(fid, frame[y0:y1, x0:x1], role)
+                entry = FrameEntry(fid, name, key.id, box, role, t, index)
                 self._since_key += 1
         if entry is None:
-            entry = FrameEntry(fid, self._write_image(fid, frame), None, None, role, t, index)
-            self._key, self._since_key = (fid, frame), 0
+            entry = FrameEntry(fid, self._write_image(fid, frame, role), None, None, role, t, index)
+            self._key, self._since_key = (entry, frame), 0
         self._prev = (entry, frame)
         with open(self.folder / INDEX, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry.as_json(), separators=(",", ":")) + "\n")
         self._written.append(entry)
         return entry
 
-    def _file(self, fid: int) -> str:
-        return f"{fid:06d}.{'png' if self.lossless else 'jpg'}"
-
-    def _write_image(self, fid: int, image: np.ndarray) -> str:
-        name = self._file(fid)
-        if self.lossless:
+    def _write_image(self, fid: int, image: np.ndarray, role: str) -> str:
+        lossless = self.lossless or role in LOSSLESS_ROLES
+        name = f"{fid:06d}.{'png' if lossless else 'jpg'}"
+        if lossless:
             ok, data = cv2.imencode(".png", image, [cv2.IMWRITE_PNG_COMPRESSION, 1])
         else:
             ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.quality])
