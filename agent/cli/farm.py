@@ -17,6 +17,7 @@ from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, SEED_MAX, console, out
 from agent.cli.app import chosen_game
 from agent.cli.play import GAME_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
 from agent.cli.play import RECORD_BUDGET_HELP, RECORD_HELP, RECORD_LOSSLESS_HELP, RECORD_QUALITY_HELP, record_options
+from agent.cli.play import view_port_option
 from agent import signals
 from agent.errors import AgentError
 
@@ -47,9 +48,10 @@ def farm_table(farm) -> Table:
     return t
 
 
-def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None) -> dict:
+def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None, farm_view=None) -> dict:
     """Run the farm; `summary.json` is written however it ended (a signal, a bug, a
-    terminal that went away under the live table), before any signal is let through."""
+    terminal that went away under the live table), before any signal is let through.
+    `farm_view` (agent.farm.view.FarmView) is kept up to date on every tick."""
     from agent import signals
     from agent.farm.controller import Farm
 
@@ -59,9 +61,14 @@ def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None) -> dic
             with signals.allowed():  # the farm stops on a signal at once, and cleanly
                 if live:
                     with Live(farm_table(farm), console=console, refresh_per_second=4) as view:
-                        farm.run(on_tick=lambda f: view.update(farm_table(f)))
+                        def tick(f) -> None:
+                            view.update(farm_table(f))
+                            if farm_view is not None:
+                                farm_view.sync(f)
+
+                        farm.run(on_tick=tick)
                 else:
-                    farm.run()
+                    farm.run(on_tick=None if farm_view is None else farm_view.sync)
         except KeyboardInterrupt as exc:  # came as the farm ended: its workers are stopped
             farm.mark_interrupted(exc)
         finally:
@@ -122,6 +129,8 @@ def farm(
     record_budget: float = typer.Option(1000.0, "--record-budget", min=0.001, help=RECORD_BUDGET_HELP + " (each device)"),
     record_quality: int = typer.Option(90, "--record-quality", min=1, max=100, help=RECORD_QUALITY_HELP),
     record_lossless: bool = typer.Option(False, "--record-lossless", help=RECORD_LOSSLESS_HELP),
+    view: bool = typer.Option(False, "--view", help="Serve a page on 127.0.0.1 with every device's live view (its latest frame with the agent's overlay, and its numbers); the URL is printed at the start."),
+    view_port: int = typer.Option(0, "--view-port", min=0, max=65535, help="The farm page's port on 127.0.0.1 (0: any free port; each device's own view takes a free one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the final summary as JSON instead of a live table."),
 ) -> None:
     """Play on every device the adb server(s) list, one worker process per device."""
@@ -131,6 +140,7 @@ def farm(
 
     chosen, settings = chosen_game(game, {"variant": variant, "solver": solver}, sim=bool(sim))
     recording = record_options(record, record_budget, record_quality, record_lossless)
+    view_port_option(view, view_port)
     if sim and seed + sim - 1 > SEED_MAX:
         raise typer.BadParameter(f"phone {sim - 1} would get seed {seed + sim - 1}, above {SEED_MAX}", param_hint="--seed")
     output_dir(runs, "--runs")
@@ -141,12 +151,20 @@ def farm(
     targets = [parse_adb_address(a) for a in adb] or [AdbTarget()]
     if sim and len(targets) > 1:
         raise typer.BadParameter("--sim starts phones on one adb server: give at most one --adb", param_hint="--sim")
+    farm_view = None
+    if view:  # before the run folder: a port in use leaves none behind
+        from agent.farm.view import FarmView
+
+        farm_view = FarmView(view_port)
+        say(f"live view: {farm_view.start()}", err=as_json)
     run_dir = new_run_dir(runs)
     options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,
                           serials=tuple(serial), calibrate=calibrate, launch=launch,
-                          record=None if recording is None else asdict(recording))  # fmt: skip
+                          record=None if recording is None else asdict(recording), view=view)  # fmt: skip
     try:
         with ExitStack() as stack:
+            if farm_view is not None:
+                stack.callback(farm_view.close)
             if sim:
                 from agent.simphone.fleet import SimFleet
 
@@ -154,7 +172,7 @@ def farm(
                                                      game_args=sim_args(chosen, settings),
                                                      log_dir=run_dir / "phones", base_seed=seed))  # fmt: skip
                 options = replace(options, serials=options.serials + tuple(fleet.serials))
-            summary = run_farm(targets, run_dir, options, live=not as_json)
+            summary = run_farm(targets, run_dir, options, live=not as_json, farm_view=farm_view)
     except KeyboardInterrupt as exc:  # while the phones started or stopped
         summary = interrupted_summary(targets, run_dir, options, exc)
     if as_json:

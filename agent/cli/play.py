@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,6 +28,15 @@ RECORD_HELP = ("Keep every frame the decisions were made on beside the journal (
 RECORD_BUDGET_HELP = "The most the recorded frames may take, in MB; past it no frame is kept (the journal says so)."
 RECORD_QUALITY_HELP = "JPEG quality of recorded frames (1-100)."
 RECORD_LOSSLESS_HELP = "Record frames as PNG, every pixel as captured (several times bigger)."
+VIEW_HELP = ("Serve a live view on 127.0.0.1 while it plays: the phone's latest frame with the agent's overlay "
+             "(grid, letters, the move about to be made, the last check) and the run's numbers; the URL is printed "
+             "at the start. With --sim the phone animates in wall-clock time (--realtime), so there is something to watch.")
+VIEW_PORT_HELP = "The live view's port on 127.0.0.1 (0: any free port)."
+
+
+def view_port_option(view: bool, port: int) -> None:
+    if port and not view:
+        raise typer.BadParameter("--view-port places the live view: it goes with --view", param_hint="--view-port")
 
 
 def record_options(record: bool, budget_mb: float, quality: int, lossless: bool) -> Any:
@@ -96,6 +106,8 @@ def play(
     record_budget: float = typer.Option(1000.0, "--record-budget", min=0.001, help=RECORD_BUDGET_HELP),
     record_quality: int = typer.Option(90, "--record-quality", min=1, max=100, help=RECORD_QUALITY_HELP),
     record_lossless: bool = typer.Option(False, "--record-lossless", help=RECORD_LOSSLESS_HELP),
+    view: bool = typer.Option(False, "--view", help=VIEW_HELP),
+    view_port: int = typer.Option(0, "--view-port", min=0, max=65535, help=VIEW_PORT_HELP),
     capture: str = typer.Option("auto", "--capture", help="Real phone: screenshot method auto (each timed at connect, the fastest correct one), raw, gzip or png."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -110,6 +122,7 @@ def play(
         raise typer.BadParameter("use either --sim or --serial, not both", param_hint="--sim")
     check_choice("--capture", capture, CAPTURE_MODES)
     recording = record_options(record, record_budget, record_quality, record_lossless)
+    view_port_option(view, view_port)
     output_dir(runs, "--runs")
     output_dir(profiles, "--profiles")
     if latency_ms and not sim:
@@ -119,6 +132,7 @@ def play(
     chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "steps": steps, "scene": scene}, sim)
     header: dict[str, object] = {}
     if sim:
+        realtime = realtime or view  # simulated time runs a move in milliseconds: nothing a person could watch
         run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles, latency_ms)
         if moves is None:
             moves = chosen.sim.default_moves
@@ -133,24 +147,31 @@ def play(
     for note in run.notes:
         say(note, err=as_json)
     player = run.make_player()  # before the run folder: a broken plan library leaves none behind
-    run_dir = new_run_dir(runs)
-    journal_path = run_dir / journal_name(run.device.serial)
-    options = PlayOptions(moves=moves, launch=launch)
-    if as_json:
-        summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json", player=player,
-                                record=recording, capture=header.get("capture"))  # fmt: skip
-    else:
-        started = time.monotonic()
-        with console.status(f"playing {game}: move 0{f' of {moves}' if moves is not None else ''}") as status:
-            summary = runs_mod.play(
-                run, options, journal_path, summary_path=run_dir / "summary.json", player=player, record=recording,
-                capture=header.get("capture"),
-                on_move=lambda s: status.update(progress_text(game, s, moves, time.monotonic() - started)),
-            )  # fmt: skip
+    title = f"{run.device.model} ({run.device.serial}) - {game}"
+    with ExitStack() as stack:
+        watcher = None
+        if view:  # before the run folder too: a port in use leaves none behind
+            from agent.play.view import LiveView
+
+            watcher = stack.enter_context(LiveView(view_port, title=title, limit=moves))
+            say(f"live view: {watcher.url}", err=as_json)
+        run_dir = new_run_dir(runs)
+        journal_path = run_dir / journal_name(run.device.serial)
+        options = PlayOptions(moves=moves, launch=launch)
+        if as_json:
+            summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json", player=player,
+                                    record=recording, watcher=watcher, capture=header.get("capture"))  # fmt: skip
+        else:
+            started = time.monotonic()
+            with console.status(f"playing {game}: move 0{f' of {moves}' if moves is not None else ''}") as status:
+                summary = runs_mod.play(
+                    run, options, journal_path, summary_path=run_dir / "summary.json", player=player, record=recording,
+                    watcher=watcher, capture=header.get("capture"),
+                    on_move=lambda s: status.update(progress_text(game, s, moves, time.monotonic() - started)),
+                )  # fmt: skip
     if as_json:
         print(json.dumps(runs_mod.result_json(run, summary, journal_path)))
     else:
-        title = f"{run.device.model} ({run.device.serial}) - {game}"
         console.print(summary_table(chosen, summary, title, run.truth()))
         say(f"journal: {journal_path}")
         if summary.recording:

@@ -53,6 +53,7 @@ class FarmOptions:
     calibrate: bool = False  # a device with no profile is calibrated first, not skipped
     launch: bool = False  # each worker starts the game and brings it back (agent play --launch)
     record: dict[str, Any] | None = None  # each worker keeps its frames (RecordOptions as a dict)
+    view: bool = False  # each worker serves a live view (agent.farm.view shows them all)
 
 
 @dataclass
@@ -80,6 +81,7 @@ class DeviceRow:
     decision_ms: list[float] = field(default_factory=list)
     play_s: float = 0.0
     process: Any = field(default=None, repr=False)
+    view_url: str = ""  # its worker's live view (agent farm --view)
     summaries: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
@@ -155,6 +157,7 @@ class Farm:
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining,
             journal=str(self.run_dir / journal_name(row.key)), profiles=str(self.options.profiles),
             calibrate=self.options.calibrate, launch=self.options.launch, record=self.options.record,
+            view=self.options.view,
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.run_dir / (journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")
@@ -187,6 +190,9 @@ class Farm:
         kind = msg["kind"]
         if kind == "started":
             row.model, row.state = msg["model"], "playing"
+        elif kind == "view":
+            row.view_url = msg["url"]
+            self._event("view", key=row.key, url=msg["url"])
         elif kind == "calibrating":
             row.state = "calibrating"
             self._event("calibrating", key=row.key)

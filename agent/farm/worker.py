@@ -20,6 +20,7 @@ import signal
 import sys
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ class WorkerSpec:
     calibrate: bool = False  # no profile for this device: calibrate on its screen first
     launch: bool = False  # start the game and bring it back when another app is in front
     record: dict[str, Any] | None = None  # keep the frames (agent.play.recording.RecordOptions as a dict)
+    view: bool = False  # serve a live view on a free 127.0.0.1 port, reported as a "view" event
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -170,9 +172,16 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
 
     journal = Path(spec.journal)
     record = None if spec.record is None else RecordOptions(**spec.record)
-    summary = play(run, PlayOptions(moves=spec.moves, launch=spec.launch), journal, on_move=on_move,
-                   should_stop=stop_event.is_set, record=record, adb=f"{spec.host}:{spec.port}",
-                   capture={"mode": device.device.capture_mode, "ms": device.device.capture_report()})  # fmt: skip
+    with ExitStack() as stack:
+        view = None
+        if spec.view:
+            from agent.play.view import LiveView
+
+            view = stack.enter_context(LiveView(title=f"{device.model} ({spec.serial})", limit=spec.moves))
+            _send(queue, spec, "view", url=view.url)
+        summary = play(run, PlayOptions(moves=spec.moves, launch=spec.launch), journal, on_move=on_move,
+                       should_stop=stop_event.is_set, record=record, watcher=view, adb=f"{spec.host}:{spec.port}",
+                       capture={"mode": device.device.capture_mode, "ms": device.device.capture_report()})  # fmt: skip
     _send(queue, spec, "done", summary=summary.as_dict(), counts=summary.counts, decision_ms=summary.decision_ms,
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip
 

@@ -281,6 +281,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 # covers it, or the run was cut short): say so rather than count it.
                 s.checks["unverified"] += 1
                 self._log("check", index=self.pending.index, verdict="unverified", detail=reason)
+                if self.watcher is not None:
+                    self.watcher.checked("unverified", reason)
                 self.pending = None
             frames = self._save_evidence(reason) if evidence or kind not in SUCCESS_STOPS else []
             recording = None
@@ -490,7 +492,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
             decide_ms = (time.perf_counter() - t_decide) * 1000.0 + self._read_ms
             gestures = self.screen.gestures(decision.move, self.profile)
             if self.watcher is not None:
-                self.watcher.about_to(gesture_json(gestures))
+                self.watcher.about_to(gesture_json(gestures), decision.text, s.moves + 1)
             perform(self.device, gestures, self.clock)
             # A move made is counted, journaled and awaited together: a signal waits for all three.
             with signals.deferred():
@@ -516,6 +518,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
             self.pending = replace(self.pending, changed=changed)
             if self.on_move is not None or self.watcher is not None:
                 s.counts = self.player.counts()
+                s.captures, s.capture_ms = self.capture.count, round(1000.0 * self.capture.cost_s, 1)
             if self.on_move is not None:
                 self.on_move(s)
             if self.watcher is not None:

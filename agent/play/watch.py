@@ -19,8 +19,8 @@ class Watcher(Protocol):
     def board(self, bbox: Sequence[int] | None, board_text: str | None) -> None:
         """A frame read at rest: the board's box and the board as read (None: no board)."""
 
-    def about_to(self, gestures: list[list[object]]) -> None:
-        """The move about to be made, in the journal's gesture form."""
+    def about_to(self, gestures: list[list[object]], move: str | None = None, index: int | None = None) -> None:
+        """The move about to be made, in the journal's gesture form, with its text and number."""
 
     def checked(self, verdict: str, detail: str) -> None:
         """What the check of the last move found."""

@@ -227,6 +227,16 @@ def test_a_run_that_fails_keeps_its_last_frames_and_names_them_without_record(tm
     assert last_check["verdict"] == "not_applied" and last_check["frame"] in rec.entries
 
 
+def test_a_recorded_run_that_fails_names_its_last_frames_whole(tmp_path):
+    phone = SimPhone(seed=3, clock=ManualClock())
+    summary, lines, journal = run_loop(tmp_path, "all", Frozen(phone), PlayOptions(max_failed_checks=2))
+    stop = lines[-1]
+    assert summary.stop_kind == "failed_checks" and stop["recording"] == "sim.frames"
+    shown = [cv2.imread(f) for f in stop["frames"]]
+    assert shown and all(img is not None and img.shape == (2400, 1080, 3) for img in shown)
+    np.testing.assert_array_equal(shown[-1], phone.screencap())  # the screen as it froze, every pixel
+
+
 def test_a_run_that_goes_well_writes_no_frames_without_record(tmp_path):
     summary, lines, journal = run_loop(tmp_path, "ring")
     assert summary.stop_kind == "limit" and "frames" not in lines[-1] and "recording" not in lines[-1]
