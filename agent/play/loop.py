@@ -72,7 +72,6 @@ class PlayOptions:
     stuck_timeout_s: float = STUCK_AFTER_S  # the same screen with nothing played this long stops the run
     no_move_wait_s: float = 10.0  # a board with nothing to play is watched this long for the game to change it
     learn: bool = True  # learn new looks and new boards during the run
-    evidence_dir: Path | None = None  # where the frames that explain a stop go with no journal (with one: beside it)
 
 
 # Swipes are made slower, up to this, for a game that ignores fast ones.
@@ -137,6 +136,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.summary = PlaySummary(game=game.name)
         # Every frame read at rest goes to the recorder (all of them, or the last few held
         # for a failure); the watcher (a live view) sees every capture and what was made of it.
+        if recorder is None and journal is not None:
+            recorder = Recorder(journal.path, "ring")  # a journal always gets the frames that explain a failure
         self.recorder, self.watcher = recorder, watcher
         self.frame_id: int | None = None  # the recorder's id of the frame last read at rest
         self._rest_frame: tuple[np.ndarray, float] | None = None  # that frame, until a line names it
@@ -179,7 +180,6 @@ class PlayLoop(Generic[BoardT, MoveT]):
         """A frame read at rest: held for the recorder (a recording keeps it once a journal
         line names it; a ring of the last few keeps it at once), shown by the watcher."""
         now = self.clock.now()
-        self.guards.keep(now, frame)
         if self.recorder is not None:
             self.frame_id, self._rest_frame = None, (frame, now)
             if self.recorder.mode == "ring":
@@ -271,8 +271,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.clock.sleep(max(self.profile.settle.poll_ms / 1000.0 - self.capture.cost_s, 0.0))
 
     # -- stopping -------------------------------------------------------------------------
-    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None,
-              evidence: bool = False) -> PlaySummary:  # fmt: skip
+    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary:  # fmt: skip
         s = self.summary
         # Whole or not at all: a signal now waits until the stop line is written.
         with signals.deferred():
@@ -284,7 +283,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 if self.watcher is not None:
                     self.watcher.checked("unverified", reason)
                 self.pending = None
-            frames = self._save_evidence(reason) if evidence or kind not in SUCCESS_STOPS else []
+            frames = self._save_evidence() if kind not in SUCCESS_STOPS else []
             recording = None
             if self.recorder is not None and self.recorder.mode == "all":
                 recording = str(self.recorder.folder.relative_to(self.recorder.run_dir))
@@ -305,20 +304,11 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 self.watcher.summary(s.as_dict())
         return s
 
-    def _save_evidence(self, reason: str) -> list[Path]:
-        if self.recorder is not None:
-            try:
-                return self.recorder.flush()
-            except (OSError, AgentError) as exc:
-                self._log("note", detail=f"the frames that explain the stop were not saved: {exc}")
-                return []
-        where = self.options.evidence_dir
-        if where is None and self.journal is not None:
-            where = self.journal.path.parent / "frames"
-        if where is None:
+    def _save_evidence(self) -> list[Path]:
+        if self.recorder is None:
             return []
         try:
-            return self.guards.save(where, reason)
+            return self.recorder.flush()
         except (OSError, AgentError) as exc:
             self._log("note", detail=f"the frames that explain the stop were not saved: {exc}")
             return []
@@ -418,7 +408,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     return self._stop(
                         f"board not readable for {self.timeouts.unreadable_s:.0f} s ({why}): "
                         "a game-over screen, a dialog, or a profile that does not fit this screen",
-                        "unreadable", evidence=True,
+                        "unreadable",
                     )
                 self._log("unreadable" if rest.still else "moving", board=read.text if read else None)
                 self._pause()
@@ -445,7 +435,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 if now - self.pending.at > self.timeouts.settle_s:
                     return self._stop(
                         f"the board did not come to rest within {self.timeouts.settle_s:.0f} s of move "
-                        f"{self.pending.index}", "not_at_rest", evidence=True,
+                        f"{self.pending.index}", "not_at_rest",
                     )  # fmt: skip
                 self._log("moving", board=read.text)
                 self._pause()
@@ -461,7 +451,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                         f"{failed_checks} moves in a row did not do what the rules predicted "
                         f"(last: {check.verdict}{': ' + check.detail if check.detail else ''}): "
                         "check the profile's board box, and that the game plays by the rules the agent assumes",
-                        "failed_checks", evidence=True,
+                        "failed_checks",
                     )
             if s.first_board is None:
                 s.first_board = read.text
@@ -485,7 +475,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     # it did not, so the board as read is likely not the board.
                     return self._stop(f"{decision.reason} on the board as read, and the game did not change it "
                                       f"within {opt.no_move_wait_s:.0f} s: a look read wrong, or a rule the agent "
-                                      "does not know", "stuck", evidence=True)  # fmt: skip
+                                      "does not know", "stuck")  # fmt: skip
                 return self._stop(decision.reason, "finished" if decision.finished else "stuck",
                                   finished=decision.finished)  # fmt: skip
             no_move_since = None

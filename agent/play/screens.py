@@ -52,8 +52,7 @@ class Loop(Protocol):
 
     def _log(self, event: str, **fields: object) -> None: ...
 
-    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None,
-              evidence: bool = False) -> PlaySummary: ...  # fmt: skip
+    def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary: ...  # fmt: skip
 
 
 def covered_board(frame: np.ndarray, profile: Any) -> bool:
@@ -179,7 +178,7 @@ class ScreenHandler:
         if not board_readable:
             same_for = loop.guards.same_screen_for(now, digest)
             if same_for >= loop.options.stuck_timeout_s:
-                return loop._stop(f"the same screen for {same_for:.0f} s with nothing played", "stuck", evidence=True)
+                return loop._stop(f"the same screen for {same_for:.0f} s with nothing played", "stuck")
             in_game = foreground is None or loop.profile.package is None or foreground == loop.profile.package
             # A new level's board is looked for only where no dialog covers the old one: the
             # visible part of a covered board is not a new board.
@@ -201,17 +200,16 @@ class ScreenHandler:
             if now - since >= loop.timeouts.unreadable_s:
                 return loop._stop(f"a screen the agent does not recognise ({verdict.reason}): it taps nothing "
                                   "there; teach it with `agent screens add --image FRAME --tap X,Y`",
-                                  "unrecognised", evidence=True)  # fmt: skip
+                                  "unrecognised")  # fmt: skip
             return False
         self._unrecognised_since = None
         device = loop.device
         if action.kind == "launch":
             if not loop.options.launch:
                 return loop._stop(f"another app is in front ({foreground}): run with --launch to bring the game "
-                                  "back", "other_app", evidence=True)  # fmt: skip
+                                  "back", "other_app")  # fmt: skip
             if not isinstance(device, AppControl) or loop.profile.package is None:
-                return loop._stop("another app is in front and this phone cannot start the game", "other_app",
-                                  evidence=True)  # fmt: skip
+                return loop._stop("another app is in front and this phone cannot start the game", "other_app")  # fmt: skip
             device.launch(loop.profile.package)
             loop.summary.launches += 1
             loop._log("launch", package=loop.profile.package)
@@ -225,7 +223,7 @@ class ScreenHandler:
         if loop.guards.tap_repeats(digest, point):
             what = f"tap at {point}" if action.kind == "tap" else "Back"
             return loop._stop(f"the same {what} on the same screen {loop.guards.same_tap_limit} times did not get "
-                              f"past it ({verdict.reason})", "loop", evidence=True)  # fmt: skip
+                              f"past it ({verdict.reason})", "loop")  # fmt: skip
         if action.kind == "tap":
             device.tap(*point)
         elif isinstance(device, AppControl):

@@ -149,15 +149,6 @@ def test_guards_see_the_same_tap_over_and_over_and_a_screen_that_stays():
     assert g.same_screen_for(62.0, "t") == 0.0
 
 
-def test_the_frames_that_explain_a_stop_are_saved(tmp_path):
-    g = Guards()
-    for i in range(8):
-        g.keep(float(i), np.full((8, 8, 3), i, np.uint8))
-    paths = g.save(tmp_path, "a screen the agent does not recognise")
-    assert len(paths) == 6 and all(p.exists() for p in paths)
-    assert paths[0].name.startswith("a-screen-the-agent-does-not-recognise-00-t2.00")
-
-
 def test_animation_timing_is_untouched_by_the_slow_wrapper():
     clock = ManualClock()
     phone = SimPhone(seed=1, clock=clock, timing=AnimationTiming())
