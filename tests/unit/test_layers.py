@@ -1,4 +1,4 @@
-"""The layers import downward only: device -> vision -> games -> play -> farm -> cli.
+"""The layers import downward only: device -> vision -> games -> play -> farm -> report -> cli.
 
 Read from the source (imports inside functions included), so a lazy import that runs
 back up is caught too.
@@ -50,8 +50,16 @@ def test_games_import_neither_the_loop_nor_the_farm_nor_the_cli():
     assert _offenders("games", ("agent.farm", "agent.cli", "agent.play")) == []
 
 
-def test_the_play_loop_imports_neither_the_farm_nor_the_cli():
-    assert _offenders("play", ("agent.farm", "agent.cli")) == []
+def test_the_play_loop_imports_neither_the_farm_nor_the_report_nor_the_cli():
+    assert _offenders("play", ("agent.farm", "agent.report", "agent.cli")) == []
+
+
+def test_the_farm_imports_neither_the_report_nor_the_cli():
+    assert _offenders("farm", ("agent.report", "agent.cli")) == []
+
+
+def test_the_report_imports_no_cli():
+    assert _offenders("report", ("agent.cli",)) == []
 
 
 def test_only_the_cli_imports_typer_or_rich():
