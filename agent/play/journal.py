@@ -15,7 +15,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from agent.files import write_atomic
 
@@ -35,8 +35,12 @@ def new_run_dir(root: Path | str = "runs") -> Path:
 
 
 class Journal:
-    def __init__(self, path: Path | str) -> None:
+    """`tee`, when given, is handed every line as it is written (a farm on Ray sends
+    them to its driver, which keeps the device's journal there too)."""
+
+    def __init__(self, path: Path | str, tee: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.path = Path(path)
+        self.tee = tee
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "a", encoding="utf-8")
 
@@ -47,6 +51,8 @@ class Journal:
         # One line is one event: flush it now so an interrupted run keeps it.
         self._f.flush()
         os.fsync(self._f.fileno())
+        if self.tee is not None:
+            self.tee(line)
 
     def close(self) -> None:
         if not self._f.closed:

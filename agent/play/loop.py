@@ -82,7 +82,10 @@ SUCCESS_STOPS = frozenset({"finished", "limit", "requested", "interrupted"})
 
 # Journal lines about a frame read at rest name it, and a recording keeps the frames these
 # lines name (a board still moving is not kept: it decided nothing).
-FRAME_EVENTS = frozenset({"decision", "check", "unreadable", "no_move", "screen", "dismissed"})
+FRAME_EVENTS = frozenset({"decision", "check", "unreadable", "no_move", "screen", "dismissed", "profile"})
+# ... and keeps these lossless: a dialog's buttons are read by OCR, a new board's edges found
+# again, and a JPEG's edges would lead either elsewhere on replay.
+LOSSLESS_EVENTS = frozenset({"screen", "dismissed", "profile"})
 
 # A board at rest but for a cell or two that move and read unsure is either a hint's
 # wiggle (it goes on for ever) or a piece still clearing or landing (a phase of a few
@@ -140,7 +143,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
             recorder = Recorder(journal.path, "ring")  # a journal always gets the frames that explain a failure
         self.recorder, self.watcher = recorder, watcher
         self.frame_id: int | None = None  # the recorder's id of the frame last read at rest
-        self._rest_frame: tuple[np.ndarray, float] | None = None  # that frame, until a line names it
+        self._rest_frame: tuple[np.ndarray, float] | None = None  # that frame, for the lines that name it
         self._recording_noted = False
         self.pending: _Pending[BoardT, MoveT] | None = None
         self.stopped = False  # the stop line is written: the run is over, whatever comes after
@@ -160,7 +163,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def _log(self, event: str, **fields: object) -> None:
         if self.journal is not None:
             if event in FRAME_EVENTS:
-                self._record_rest_frame("screen" if event in ("screen", "dismissed") else "rest")
+                self._record_rest_frame("screen" if event in LOSSLESS_EVENTS else "rest")
                 if self.frame_id is not None:
                     fields.setdefault("frame", self.frame_id)
             self.journal.write(event, t=round(self.clock.now(), 4), **fields)
@@ -168,8 +171,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def _record_rest_frame(self, role: str = "rest") -> None:
         if self.recorder is None or self._rest_frame is None:
             return
-        frame, at = self._rest_frame
-        self._rest_frame = None
+        frame, at = self._rest_frame  # kept: a later line may want it lossless (the recorder keeps it once)
         self.frame_id = self.recorder.add(frame, role, at, self.summary.moves)
         problem = self.recorder.problem
         if problem is not None and not self._recording_noted:

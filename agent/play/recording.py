@@ -5,8 +5,9 @@ A run folder holds, per device, `<serial>.jsonl` (the journal) and `<serial>.fra
 files. Journal lines name their frame by id (`"frame": 12`); the check of one move and the
 decision of the next share theirs.
 
-Frames are JPEG unless asked lossless (PNG); a frame a dialog or card was read on is always
-PNG, as its buttons are found by OCR, which a JPEG's edges can lead elsewhere. A frame is stored whole (a key frame) or as
+Frames are JPEG unless asked lossless (PNG); a frame a dialog or card was read on, or a new
+board found on, is always PNG: OCR finds the buttons and the board's edges are found again
+there, and a JPEG's edges can lead either elsewhere. A frame is stored whole (a key frame) or as
 the box that changed since the last key frame: between two moves most of a phone's screen
 (the header, the background) does not change, and one key frame serves many moves. The
 writing happens on a thread of its own, so the loop only hands a frame over.
@@ -41,7 +42,7 @@ DEFAULT_QUALITY = 90
 KEY_EVERY = 100  # a key frame at least every this many frames: a lost file costs at most these
 KEY_SHARE = 0.5  # a change covering more than this share of the frame is a key frame itself
 DIFF_LEVEL = 6  # pixels that differ by less than this (a capture's noise) are the same
-LOSSLESS_ROLES = frozenset({"screen"})  # frames kept PNG whatever the options: OCR'd screens
+LOSSLESS_ROLES = frozenset({"screen"})  # frames kept PNG whatever the options: screens, boards found again
 _QUEUE = 16  # frames waiting for the writer at most: a slower disk slows the run, it loses nothing
 
 RecordMode = Literal["all", "ring"]
@@ -124,7 +125,7 @@ class Recorder:
         self.cpu_s = 0.0  # the writer's own processor time: what recording costs
         self.budget_reached = False
         self._next = 0
-        self._last: tuple[int, np.ndarray] | None = None  # the last frame handed over, by identity
+        self._last: tuple[int, np.ndarray, bool] | None = None  # the last frame handed over: id, pixels, lossless
         self._ring: deque[tuple[int, np.ndarray, str, float, int | None]] = deque(maxlen=ring)
         self._written: list[FrameEntry] = []
         self._profiles = 0
@@ -170,14 +171,16 @@ class Recorder:
     # -- the loop's side ------------------------------------------------------------------
     def add(self, frame: np.ndarray, role: str, t: float, index: int | None = None) -> int | None:
         """The frame's id, or None once the budget is reached. The same frame object
-        handed over twice in a row keeps its id."""
-        if self._last is not None and self._last[1] is frame:
+        handed over twice in a row keeps its id, unless it is wanted lossless now and
+        was not kept so: then it is kept again, lossless, under a new id."""
+        lossless = self.lossless or role in LOSSLESS_ROLES
+        if self._last is not None and self._last[1] is frame and (self._last[2] or not lossless or self.mode == "ring"):
             return self._last[0]
         if self.mode == "all" and (self.budget_reached or self._error is not None):
             return None
         fid = self._next
         self._next += 1
-        self._last = (fid, frame)
+        self._last = (fid, frame, lossless)
         item = (fid, frame, role, t, index)
         self._ring.append(item)  # the last few, by reference: what a failed stop shows whole
         if self.mode == "all":
@@ -269,7 +272,10 @@ class Recorder:
 
     def _store(self, fid: int, frame: np.ndarray, role: str, t: float, index: int | None, delta: bool) -> FrameEntry:
         entry: FrameEntry | None = None
-        if delta and self._key is not None and self._since_key < KEY_EVERY:
+        lossless = self.lossless or role in LOSSLESS_ROLES
+        # a frame wanted lossless is pasted only on a lossless key frame: else it is one
+        if delta and self._key is not None and self._since_key < KEY_EVERY and (
+                not lossless or self._key[0].file.endswith(".png")):
             box = _changed_box(self._key[1], frame)
             h, w = frame.shape[:2]
             prev = self._prev
@@ -277,6 +283,7 @@ class Recorder:
             if box is None:
                 entry = FrameEntry(fid, key.file, None, None, role, t, index)
             elif (prev is not None and prev[0].base == key.id and prev[0].box == box
+                  and (not lossless or prev[0].file.endswith(".png"))
                   and np.array_equal(prev[1][box[1]:box[3], box[0]:box[2]], frame[box[1]:box[3], box[0]:box[2]])):
                 entry = FrameEntry(fid, prev[0].file, prev[0].base, box, role, t, index)  # the same as the last
             elif (box[2] - box[0]) * (box[3] - box[1]) <= KEY_SHARE * w * h:

@@ -346,6 +346,30 @@ def _replay_decision(line: dict[str, Any], recording: Recording, screen: Any, pr
 
 # -- through the play loop ---------------------------------------------------------------
 
+# Two gestures are the same one when their points are this close, in pixels. The replay
+# device shows one frame per stretch between gestures, the last the run read there; a run
+# that found the board again on an earlier frame of the stretch (the same board, a JPEG
+# apart) may put a cell's centre a pixel or two elsewhere: still the same swipe.
+SAME_POINT_PX = 3
+
+
+def same_gesture(a: list[object], b: list[object]) -> bool:
+    if len(a) != len(b) or not a or a[0] != b[0]:
+        return False
+    if a[0] == "tap":
+        points = 2
+    elif a[0] == "swipe":
+        points = 4
+    else:
+        return a == b
+    close = all(isinstance(x, int) and isinstance(y, int) and abs(x - y) <= SAME_POINT_PX
+                for x, y in zip(a[1 : 1 + points], b[1 : 1 + points]))  # fmt: skip
+    return close and a[1 + points :] == b[1 + points :]
+
+
+def same_gestures(a: list[list[object]], b: list[list[object]]) -> bool:
+    return len(a) == len(b) and all(same_gesture(x, y) for x, y in zip(a, b))
+
 
 @dataclass(frozen=True)
 class LoopReplay:
@@ -367,15 +391,14 @@ class LoopReplay:
 
     @property
     def moves_same(self) -> bool:
-        """The same moves, made with the same gestures."""
+        """The same moves, made with the same gestures (to `SAME_POINT_PX`)."""
         return (self.replayed_moves == self.recorded_moves
-                and self.replayed_move_gestures == self.recorded_move_gestures)  # fmt: skip
+                and same_gestures(self.replayed_move_gestures, self.recorded_move_gestures))  # fmt: skip
 
     @property
     def same(self) -> bool:
-        """Every gesture the same, a dialog's tap included (found by OCR, on lossy frames:
-        a button may be found a few pixels off)."""
-        return self.moves_same and self.replayed == self.recorded
+        """Every gesture the same (to `SAME_POINT_PX`), a dialog's tap included."""
+        return self.moves_same and same_gestures(self.replayed, self.recorded)
 
     @property
     def first_move_difference(self) -> int | None:
@@ -387,7 +410,8 @@ class LoopReplay:
         if len(self.recorded_moves) != len(self.replayed_moves):
             return len(pairs) + 1
         return None if self.moves_same else 1 + next(
-            (i for i, (a, b) in enumerate(zip(self.recorded_move_gestures, self.replayed_move_gestures)) if a != b), 0)
+            (i for i, (a, b) in enumerate(zip(self.recorded_move_gestures, self.replayed_move_gestures))
+             if not same_gesture(a, b)), 0)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -430,7 +454,9 @@ def replay_loop(run_dir: Path, serial: str | None = None, profile_override: Game
     device = ReplayDevice(recording, lines)
     options = start.get("options")
     moves = options.get("moves") if isinstance(options, dict) else None
-    play_options = PlayOptions(moves=moves if isinstance(moves, int) and not isinstance(moves, bool) else None)
+    launch = isinstance(options, dict) and options.get("launch") is True  # the game was started, and brought back
+    play_options = PlayOptions(moves=moves if isinstance(moves, int) and not isinstance(moves, bool) else None,
+                               launch=launch)  # fmt: skip
     player = game.screen.player(profile, settings, seed)
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
         where = journal if journal is not None else Path(tmp) / path.name

@@ -76,6 +76,26 @@ def gesture_lines(lines: Sequence[dict[str, Any]]) -> list[list[object]]:
     return out
 
 
+def served_foregrounds(lines: Sequence[dict[str, Any]]) -> list[str | None]:
+    """The app the phone said was in front, per stretch of `served_frames` (a screen line
+    keeps it); a stretch that did not ask keeps the answer before it (None: never asked)."""
+    out: list[str | None] = []
+    current: str | None = None
+    named = False  # a frame has been named: the stretches are counted as served_frames does
+    for line in lines:
+        if isinstance(line.get("frame"), int) and not isinstance(line.get("frame"), bool):
+            named = True
+        if line.get("type") in ("screen", "front") and isinstance(line.get("foreground"), str):
+            current = line["foreground"]
+        if line.get("type") in _GESTURE_LINES and named:
+            out.append(current)
+        if line.get("type") == "launch" and isinstance(line.get("package"), str):
+            current = line["package"]  # launched: the game is in front from the next stretch on
+    if named:
+        out.append(current)
+    return out
+
+
 def served_frames(lines: Sequence[dict[str, Any]]) -> list[int]:
     """The frame ids the phone shows, one per stretch between two gestures: the last
     frame a line of that stretch was read on (for a move, the frame it was decided on).
@@ -103,6 +123,7 @@ class ReplayDevice:
         device: dict[str, Any] = found if isinstance(found, dict) else {}
         self.recording = recording
         self.steps = served_frames(lines)
+        self._foregrounds = served_foregrounds(lines)
         if not self.steps:
             raise AgentError("the journal names no recorded frame: nothing to play back",
                              hint="record the run with `agent play --record`")  # fmt: skip
@@ -175,7 +196,9 @@ class ReplayDevice:
         self._gesture(["back"])
 
     def foreground(self) -> str | None:
-        return None  # a recording does not say which app was in front
+        """What the phone said then (None where the recording does not say)."""
+        step = min(self._step + (1 if self._moved else 0), len(self._foregrounds) - 1)
+        return self._foregrounds[step] if step >= 0 else None
 
     def launch(self, package: str) -> None:
         self._gesture(["launch", package])

@@ -52,7 +52,7 @@ class Run:
                        "simulated": self.phone is not None, **extra},
             "profile": {"path": str(self.match.path), "match": self.match.how, "board_bbox": list(p.board_bbox),
                         "rows": p.rows, "cols": p.cols, **({"snapshot": snapshot} if snapshot else {})},
-            "options": {**self.settings, "seed": self.seed, "moves": options.moves},
+            "options": {**self.settings, "seed": self.seed, "moves": options.moves, "launch": options.launch},
         }  # fmt: skip
 
     def make_player(self) -> Player[Any, Any]:
@@ -138,7 +138,7 @@ def play(
     run: Run, options: PlayOptions, journal_path: Path, on_move: Callable[[PlaySummary], None] | None = None,
     should_stop: Callable[[], bool] | None = None, summary_path: Path | None = None,
     player: Player[Any, Any] | None = None, record: RecordOptions | None = None, watcher: Watcher | None = None,
-    **header: object,
+    journal_tee: Callable[[dict[str, Any]], None] | None = None, **header: object,
 ) -> PlaySummary:  # fmt: skip
     """Play the run to its stop, journal every event, and write its summary.
 
@@ -147,11 +147,13 @@ def play(
 
     A stop signal (Ctrl-C, SIGTERM, SIGHUP) stops the loop at once, with its stop line;
     one that comes while the journal opens or the summary is written waits, so neither
-    is left without the other (one that came after the loop's end is raised here last)."""
+    is left without the other (one that came after the loop's end is raised here last).
+
+    `journal_tee` is handed every journal line as it is written (`Journal`'s tee)."""
     player = player or run.make_player()
     w, h = run.size
     recorder = Recorder(journal_path, "all" if record is not None else "ring", record, (run.device.model, w, h))
-    with signals.deferred(), Journal(journal_path) as journal:
+    with signals.deferred(), Journal(journal_path, tee=journal_tee) as journal:
         journal.write("start", **run.header(options, recorder.snapshot_profile(run.match.profile), **header))
         loop = PlayLoop(run.device, run.game, run.match.profile, player, run.clock, options, journal,
                         run.status_reader, on_move, should_stop, lambda lp: save_learned(run, lp), recorder,

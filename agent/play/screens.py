@@ -105,7 +105,9 @@ class ScreenHandler:
                               "records the app in front, or set `package` in the profile)", "other_app")  # fmt: skip
         if not isinstance(loop.device, AppControl):
             return loop._stop("--launch: this phone cannot start apps", "other_app")
-        if loop.device.foreground() != package:
+        front = loop.device.foreground()
+        loop._log("front", foreground=front)  # what the phone said: a replay answers the same
+        if front != package:
             frame = loop.capture()
             loop.device.launch(package)
             loop.summary.launches += 1
@@ -192,6 +194,7 @@ class ScreenHandler:
             return False
         loop.summary.screens[verdict.kind] += 1
         loop._log("screen", kind=verdict.kind, reason=verdict.reason, hash=digest, taught=verdict.taught,
+                  foreground=foreground,  # what the phone said: a replay answers the same
                   action=None if action is None else {"kind": action.kind, "point": action.point,
                                                       "label": action.label, "why": action.why},
                   refused=list(verdict.refused), words=[w.text for w in verdict.words][:24])  # fmt: skip

@@ -92,6 +92,18 @@ def test_the_same_frame_twice_is_one_id_and_an_unchanged_screen_costs_no_file(tm
     assert len(list(frames_dir(tmp_path / "p.jsonl").glob("0*.png"))) == 1
 
 
+def test_a_frame_wanted_lossless_after_it_was_kept_lossy_is_kept_again_lossless(tmp_path):
+    f = frames(1)[0]
+    rec = Recorder(tmp_path / "p.jsonl", "all", RecordOptions(quality=80))
+    assert rec.add(f, "rest", 0.0) == 0
+    assert rec.add(f, "screen", 0.0) == 1  # a dialog or a new board read on it: every pixel
+    assert rec.add(f, "rest", 0.0) == rec.add(f, "screen", 0.0) == 1
+    rec.close()
+    back = Recording.open(tmp_path / "p.jsonl")
+    assert back.entries[0].file.endswith(".jpg") and back.entries[1].file.endswith(".png")
+    np.testing.assert_array_equal(back.frame(1), f)
+
+
 def test_a_key_frame_comes_again_so_a_lost_file_costs_a_bounded_stretch(tmp_path):
     shots = frames(KEY_EVERY + 5)
     rec = Recorder(tmp_path / "p.jsonl", "all", RecordOptions(lossless=True))

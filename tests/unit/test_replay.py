@@ -316,6 +316,20 @@ def test_the_cli_agrees_on_a_committed_recording_and_prints_a_row_per_move():
     assert r.stdout.strip().splitlines()[-1].startswith("same: 8 of 8 decisions the same")
 
 
+def test_a_gesture_a_pixel_or_two_off_is_the_same_and_another_is_not():
+    from agent.play.replay import SAME_POINT_PX, same_gesture, same_gestures
+
+    swipe = ["swipe", 846, 1108, 948, 1108, 120]
+    assert same_gesture(swipe, ["swipe", 847, 1108, 949, 1108, 120])
+    assert same_gesture(swipe, ["swipe", 846 + SAME_POINT_PX, 1108, 948, 1108 - SAME_POINT_PX, 120])
+    assert not same_gesture(swipe, ["swipe", 846 + SAME_POINT_PX + 1, 1108, 948, 1108, 120])
+    assert not same_gesture(swipe, ["swipe", 846, 1108, 948, 1108, 240])  # slower: another gesture
+    assert not same_gesture(swipe, ["tap", 846, 1108])
+    assert same_gesture(["launch", "com.game"], ["launch", "com.game"])
+    assert not same_gesture(["launch", "com.game"], ["tap", 10, 10])
+    assert not same_gestures([swipe], [swipe, swipe])
+
+
 if __name__ == "__main__":
     regenerate()
     print(f"recordings written to {RECORDINGS_DIR}")

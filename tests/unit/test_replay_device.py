@@ -16,7 +16,7 @@ from agent.play.journal import Journal, read_journal
 from agent.play.loop import PlayLoop, PlayOptions
 from agent.play.recording import Recording
 from agent.play.replay import recorded_profile, run_settings
-from agent.play.replay_device import RecordingEnded, ReplayDevice, gesture_lines, served_frames
+from agent.play.replay_device import RecordingEnded, ReplayDevice, gesture_lines, served_foregrounds, served_frames
 
 RECORDINGS_DIR = Path(__file__).parents[1] / "data" / "recordings"
 
@@ -66,6 +66,22 @@ def test_it_stays_on_a_frame_until_a_gesture_and_ends_after_the_last():
     assert isinstance(caught.value, DeviceError)
     assert device.gestures[:3] == [["tap", 10, 10], ["tap", 20, 20], ["back"]]
     assert device.gestures[-1] == ["swipe", 1, 2, 3, 4, 150]
+
+
+def test_the_app_in_front_is_answered_as_the_phone_answered_it_then():
+    lines = [
+        {"type": "start"},
+        {"type": "decision", "frame": 0},
+        {"type": "screen", "frame": 1, "kind": "board", "foreground": "com.game"},
+        {"type": "screen", "frame": 2, "kind": "other_app", "foreground": "com.chat"},
+        {"type": "launch", "package": "com.game"},
+        {"type": "decision", "frame": 3},
+        {"type": "screen", "frame": 4, "kind": "covered", "foreground": "com.game"},
+        {"type": "dismissed", "frame": 4},
+    ]
+    assert served_frames(lines) == [0, 2, 3, 4, 4]
+    # as asked on the frame each stretch shows; once launched, the game is in front
+    assert served_foregrounds(lines) == [None, "com.chat", "com.game", "com.game", "com.game"]
 
 
 def test_gestures_off_the_screen_are_refused():
