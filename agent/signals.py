@@ -17,7 +17,9 @@ Signals reach only the main thread, so only it defers; elsewhere both are no-ops
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -80,6 +82,7 @@ class StopState:
     received: list[int] = field(default_factory=list)
     raised: bool = False  # one Interrupted has been raised (or is pending)
     pending: int | None = None  # a signal that came inside `deferred()`, raised at its end
+    redelivering: int | None = None  # a stop that was swallowed, sent again: not a second signal
 
     @property
     def signum(self) -> int | None:
@@ -113,6 +116,13 @@ def _raise(state: StopState, signum: int) -> None:
     raise Interrupted(signum)
 
 
+def _send_again(state: StopState, signum: int) -> None:
+    # Only while the same stop is still owed: once the block has ended, the signal's
+    # default action would kill the process.
+    if _state is state and state.redelivering == signum:
+        os.kill(os.getpid(), signum)
+
+
 @contextmanager
 def stop_on_signals(request: Callable[[], None] | None = None, graceful: tuple[int, ...] = ()) -> Iterator[StopState]:
     """Within: the first stop signal raises `Interrupted`; later ones are recorded. With
@@ -125,8 +135,12 @@ def stop_on_signals(request: Callable[[], None] | None = None, graceful: tuple[i
     state = _state = StopState()
 
     def handle(signum: int, frame: FrameType | None) -> None:
-        first = not state.received
-        state.received.append(signum)
+        redelivered = state.redelivering == signum
+        if redelivered:
+            state.redelivering = None  # the same stop again, not a second signal
+        else:
+            state.received.append(signum)
+        first = len(state.received) == 1 and not redelivered
         if state.raised:
             return  # recorded: `escalated()` tells whoever is waiting
         if first and request is not None and signum in graceful:
@@ -137,12 +151,27 @@ def stop_on_signals(request: Callable[[], None] | None = None, graceful: tuple[i
             return
         _raise(state, signum)
 
+    old_hook = sys.unraisablehook
+
+    def swallowed(unraisable: object) -> None:
+        # A stop raised where Python cannot raise (a weakref callback, an import lock's
+        # clean-up) is printed and dropped: it would leave the run going for ever. It is
+        # sent again, in a moment, to land in ordinary code.
+        exc = getattr(unraisable, "exc_value", None)
+        if isinstance(exc, Interrupted) and _state is state and not state.pending:
+            state.raised, state.redelivering = False, exc.signum
+            threading.Timer(0.05, _send_again, (state, exc.signum)).start()
+            return
+        old_hook(unraisable)  # type: ignore[arg-type]
+
     previous = {s: signal.signal(s, handle) for s in STOP_SIGNALS}
+    sys.unraisablehook = swallowed
     try:
         yield state
     finally:
         for s, old in previous.items():
             signal.signal(s, old)
+        sys.unraisablehook = old_hook
         _state = None
 
 

@@ -22,6 +22,30 @@ from agent import signals
 from agent.errors import AgentError
 
 
+# (help is rich markup: the backslash keeps "[ray]" from being read as a style)
+RAY_HELP = ("Play on the phones of a Ray cluster's nodes (HOST:PORT of its head, or auto: the cluster started on "
+            "this machine): one actor per phone, on the phone's node; only events come here. Each node joins with "
+            "`agent farm-node`. Needs the extra: pip install \".\\[ray]\".")
+
+
+def ray_options(address: str, sim: int, adb: list[str], view: bool) -> None:
+    """--ray takes its phones from the cluster's nodes: options about this machine's
+    phones do not apply."""
+    if sim:
+        raise typer.BadParameter("the phones of a Ray farm are those its nodes list: start simulated phones on a node "
+                                 "(agent sim serve, adb connect) and join it with `agent farm-node`", param_hint="--sim")  # fmt: skip
+    if adb:
+        raise typer.BadParameter("with --ray each node lists its own adb server: give it to `agent farm-node --adb`",
+                                 param_hint="--adb")  # fmt: skip
+    if view:
+        raise typer.BadParameter("the live views would be served on each node's 127.0.0.1, out of reach from here",
+                                 param_hint="--view")  # fmt: skip
+    from agent.farm.ray_farm import check_address, import_ray
+
+    import_ray()
+    check_address(address)
+
+
 def parse_adb_address(text: str):
     from agent.device.adb import AdbTarget
 
@@ -36,26 +60,42 @@ def farm_table(farm) -> Table:
     target = farm.options.moves
     aim = f"target {target} moves a device" if target is not None else "each device plays to its end"
     t = Table(title=f"farm: {farm.run_dir}  {m}:{s:02d} elapsed, {aim}", title_justify="left")
+    on_ray = any(row.node for row in farm.rows.values()) or hasattr(farm, "driver_node")
     # score: the game's own, when its header is read
-    for col in ("device", "model", "state", "moves", "confirmed", "score", "fps", "last error"):
+    for col in ("node",) * on_ray + ("device", "model", "state", "moves", "confirmed", "score", "fps", "last error"):
         t.add_column(col, overflow="fold")
     for row in farm.rows.values():
         t.add_row(
-            row.serial if len(farm.targets) == 1 else row.key, row.model, row.state,
+            *((row.node[:12],) if on_ray else ()),
+            row.serial if len(farm.targets) == 1 or on_ray else row.key, row.model, row.state,
             str(row.moves) if target is None else f"{row.moves}/{target}",
             str(row.confirmed), "-" if row.score is None else str(row.score), f"{row.fps:.1f}", row.last_error[-80:],
         )
     return t
 
 
-def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None, farm_view=None) -> dict:
+def run_farm(targets, run_dir: Path, options, live: bool, reconnect=None, farm_view=None,
+             ray_address: str | None = None) -> dict:  # fmt: skip
     """Run the farm; `summary.json` is written however it ended (a signal, a bug, a
     terminal that went away under the live table), before any signal is let through.
-    `farm_view` (agent.farm.view.FarmView) is kept up to date on every tick."""
-    from agent import signals
+    `farm_view` (agent.farm.view.FarmView) is kept up to date on every tick. With
+    `ray_address`, the phones are those of the cluster's nodes (agent.farm.ray_farm)."""
     from agent.farm.controller import Farm
 
-    farm = Farm(targets, run_dir, options, reconnect=reconnect)
+    if ray_address is not None:
+        from agent.farm.ray_farm import RayFarm
+
+        farm: Farm = RayFarm(ray_address, run_dir, options)
+    else:
+        farm = Farm(targets, run_dir, options, reconnect=reconnect)
+    try:
+        return _run_farm(farm, run_dir, live, farm_view)
+    finally:
+        if ray_address is not None:
+            farm.close()  # type: ignore[attr-defined]
+
+
+def _run_farm(farm, run_dir: Path, live: bool, farm_view) -> dict:
     with signals.deferred():
         try:
             with signals.allowed():  # the farm stops on a signal at once, and cleanly
@@ -132,8 +172,10 @@ def farm(
     view: bool = typer.Option(False, "--view", help="Serve a page on 127.0.0.1 with every device's live view (its latest frame with the agent's overlay, and its numbers); the URL is printed at the start."),
     view_port: int = typer.Option(0, "--view-port", min=0, max=65535, help="The farm page's port on 127.0.0.1 (0: any free port; each device's own view takes a free one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the final summary as JSON instead of a live table."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="ADDRESS|auto", help=RAY_HELP),
 ) -> None:
-    """Play on every device the adb server(s) list, one worker process per device."""
+    """Play on every device the adb server(s) list, one worker process per device (or, with
+    --ray, one Ray actor per phone on the node it is attached to)."""
     from agent.device.adb import AdbTarget
     from agent.farm.controller import FarmOptions
     from agent.play.journal import new_run_dir
@@ -149,6 +191,9 @@ def farm(
     if sim and moves is None:
         moves = chosen.sim.default_moves
     targets = [parse_adb_address(a) for a in adb] or [AdbTarget()]
+    if ray is not None:
+        ray_options(ray, sim=sim, adb=adb, view=view)
+        targets = []
     if sim and len(targets) > 1:
         raise typer.BadParameter("--sim starts phones on one adb server: give at most one --adb", param_hint="--sim")
     farm_view = None
@@ -172,15 +217,16 @@ def farm(
                                                      game_args=sim_args(chosen, settings),
                                                      log_dir=run_dir / "phones", base_seed=seed))  # fmt: skip
                 options = replace(options, serials=options.serials + tuple(fleet.serials))
-            summary = run_farm(targets, run_dir, options, live=not as_json, farm_view=farm_view)
+            summary = run_farm(targets, run_dir, options, live=not as_json, farm_view=farm_view, ray_address=ray)
     except KeyboardInterrupt as exc:  # while the phones started or stopped
         summary = interrupted_summary(targets, run_dir, options, exc)
     if as_json:
         print(json.dumps(summary))
     else:
         totals = summary["totals"]
+        sent = f", {totals['bytes_per_move']:.0f} bytes to the driver a move" if totals.get("bytes_per_move") else ""
         console.print(
-            f"{totals['devices']} devices, {totals['moves']} moves, {totals['decisions_per_s']:.2f} decisions/s; "
+            f"{totals['devices']} devices, {totals['moves']} moves, {totals['decisions_per_s']:.2f} decisions/s{sent}; "
             f"states: {', '.join(f'{k} {v}' for k, v in totals['by_state'].items()) or '-'}"
         )
         if summary.get("interrupted"):
@@ -189,6 +235,11 @@ def farm(
     if summary.get("interrupted"):
         # After the clean stop (journals and summary.json written): 130, 143 or 129.
         raise typer.Exit(signals.exit_code(signals.number(summary.get("signal") or "SIGINT")))
+    if not summary["devices"] and ray is not None:
+        raise AgentError(
+            f"no phones to farm: no node of the Ray cluster at {ray} lists any",
+            hint="on each machine with phones run `agent farm-node --address ADDRESS` (see `agent farm-node --help`)",
+        )
     if not summary["devices"]:
         raise AgentError(
             "no devices to farm: the adb server(s) list none",
@@ -200,3 +251,37 @@ def farm(
             f"no device played to the end: every one was {states}",
             hint=f"see each device's last error in {run_dir}/summary.json and its journal",
         )
+
+
+def farm_node(
+    address: str = typer.Option(..., "--address", help="The Ray cluster's head, HOST:PORT (as `ray start --head` printed)."),
+    adb: str = typer.Option("127.0.0.1:5037", "--adb", help="This node's adb server HOST:PORT: its phones are the ones played here."),
+    node_ip_address: Optional[str] = typer.Option(None, "--node-ip-address", help="This node's IP as the other nodes reach it (passed to `ray start`; 127.0.0.1 for a cluster on one machine)."),
+    num_cpus: Optional[int] = typer.Option(None, "--num-cpus", min=1, help="CPUs this node gives Ray (default: all)."),
+    no_start: bool = typer.Option(False, "--no-start", help="A raylet of this cluster runs here already (ray start): only start the roster."),
+) -> None:
+    """Join this machine to a Ray cluster as a node of `agent farm --ray`, with the phones of its adb server.
+
+    Runs `ray start --address ADDRESS [--node-ip-address IP]` (unless --no-start), then starts this
+    node's roster: a detached actor, named after the node and pinned to it, that lists the adb
+    server's phones every 2 s and keeps up as phones come and go. `agent farm --ray ADDRESS` asks
+    every node's roster for its phones and plays each one with an actor on its node. This is the
+    documented equivalent of advertising the phones as node resources: Ray fixes a node's
+    resources when its raylet starts, and phones come and go. Run it again after changing --adb;
+    `ray stop` on this machine takes the node (and its roster) out of the cluster. Each node needs
+    this package installed and the device profiles at the farm's --profiles path.
+
+    On one machine's loopback (a cluster on 127.0.0.1) `ray start` cannot join (Ray rewrites
+    127.0.0.1 to the host's address): start the node another way and add --no-start.
+    """
+    from agent.farm.ray_farm import import_ray
+    from agent.farm.ray_node import join_node
+
+    target = parse_adb_address(adb)
+    import_ray()
+    joined = join_node(address, target, node_ip_address=node_ip_address, num_cpus=num_cpus, start=not no_start)
+    say(f"node {joined.node_id[:12]} ({joined.node_ip}) joined {address}; its roster lists adb {joined.adb} every 2 s")
+    for d in joined.devices:
+        say(f"  {d['serial']}  {d['state']}  {d.get('model') or '-'}")
+    if not joined.devices:
+        say("  no phones yet: the roster will see them when the adb server lists them")

@@ -83,8 +83,13 @@ class DeviceRow:
     process: Any = field(default=None, repr=False)
     view_url: str = ""  # its worker's live view (agent farm --view)
     summaries: list[dict] = field(default_factory=list)
+    node: str = ""  # the Ray node the phone is attached to (agent farm --ray); "" on a local farm
 
     def as_dict(self) -> dict:
+        out = self._as_dict()
+        return {"node": self.node, **out} if self.node else out
+
+    def _as_dict(self) -> dict:
         return {
             "serial": self.serial, "adb": f"{self.host}:{self.port}", "model": self.model, "state": self.state,
             "moves": self.moves, "confirmed": self.confirmed, "score": self.score, **self.counts,

@@ -125,9 +125,10 @@ class _CountingDevice:
         self.device.launch(package)
 
 
-def worker_main(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
+def worker_main(spec: WorkerSpec, queue: Any, stop_event: Any, journal_tee: Any = None) -> None:
+    """Play the spec's device, every outcome an event on `queue` (`journal_tee`: see `play`)."""
     try:
-        _play(spec, queue, stop_event)
+        _play(spec, queue, stop_event, journal_tee)
     except KeyboardInterrupt as exc:
         # Stopped before or after the loop (which ends its own journal): nothing to report.
         print(f"worker {spec.key}: {signals.reason(signals.signal_of(exc))}", file=sys.stderr)
@@ -138,7 +139,7 @@ def worker_main(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
         _send(queue, spec, "error", error=f"{type(exc).__name__}: {exc}", hint="", error_class="bug", retry=False)
 
 
-def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
+def _play(spec: WorkerSpec, queue: Any, stop_event: Any, journal_tee: Any = None) -> None:
     from agent.device.adb import AdbDevice, AdbTarget
     from agent.device.clock import RealClock
     from agent.games.registry import get_game
@@ -180,7 +181,8 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any) -> None:
             view = stack.enter_context(LiveView(title=f"{device.model} ({spec.serial})", limit=spec.moves))
             _send(queue, spec, "view", url=view.url)
         summary = play(run, PlayOptions(moves=spec.moves, launch=spec.launch), journal, on_move=on_move,
-                       should_stop=stop_event.is_set, record=record, watcher=view, adb=f"{spec.host}:{spec.port}",
+                       should_stop=stop_event.is_set, record=record, watcher=view, journal_tee=journal_tee,
+                       adb=f"{spec.host}:{spec.port}",
                        capture={"mode": device.device.capture_mode, "ms": device.device.capture_report()})  # fmt: skip
     _send(queue, spec, "done", summary=summary.as_dict(), counts=summary.counts, decision_ms=summary.decision_ms,
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip

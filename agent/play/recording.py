@@ -1,7 +1,7 @@
 """The frames a run's decisions were made on, kept beside its journal.
 
 A run folder holds, per device, `<serial>.jsonl` (the journal) and `<serial>.frames/`:
-`index.jsonl` (one line per frame: its id, file, role, clock time, move) and the frame
+`frames.ndjson` (one line per frame: its id, file, role, clock time, move) and the frame
 files. Journal lines name their frame by id (`"frame": 12`); the check of one move and the
 decision of the next share theirs.
 
@@ -35,7 +35,7 @@ import numpy as np
 from agent.errors import AgentError
 from agent.vision.profile import DeviceProfile, GameProfile, dumps_profile, load_profile
 
-INDEX = "index.jsonl"
+INDEX = "frames.ndjson"  # JSON lines, not named *.jsonl: in a run folder those are the journals
 RING_FRAMES = 8  # frames held in memory without --record: a few moves' worth
 DEFAULT_BUDGET_MB = 1000.0
 DEFAULT_QUALITY = 90

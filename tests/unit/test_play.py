@@ -319,6 +319,33 @@ def test_signals_raise_once_and_defer_inside_a_write():
     assert signals.current() is None and sig.getsignal(sig.SIGTERM) == sig.SIG_DFL
 
 
+def test_a_stop_swallowed_where_python_cannot_raise_is_raised_again_soon():
+    """A signal that lands in a weakref callback (or an import lock's clean-up) raises
+    there, and Python only prints it: the stop comes again, in ordinary code, and it is
+    still one signal, not two."""
+    import gc
+    import signal as sig
+    import time as time_mod
+    import weakref
+
+    from agent import signals
+
+    class Thing:
+        pass
+
+    with signals.stop_on_signals() as state:
+        with pytest.raises(signals.Interrupted) as stopped:
+            thing = Thing()
+            ref = weakref.ref(thing, lambda _: sig.raise_signal(sig.SIGTERM))
+            del thing
+            gc.collect()
+            assert ref() is None  # the callback ran, and its Interrupted was swallowed
+            for _ in range(300):  # ... and comes again here
+                time_mod.sleep(0.01)
+        assert stopped.value.signum == sig.SIGTERM
+        assert state.received == [sig.SIGTERM] and not signals.escalated()
+
+
 def test_a_graceful_first_signal_asks_and_the_next_one_raises():
     """A farm worker's policy: a first Ctrl-C asks it to stop after its move, the next
     signal stops it at once."""

@@ -136,7 +136,7 @@ def test_a_torn_index_line_loses_only_itself_and_a_second_run_goes_on_after_the_
     for i, f in enumerate(shots[:3]):
         rec.add(f, "rest", float(i))
     rec.close()
-    with open(frames_dir(journal) / "index.jsonl", "a") as f:
+    with open(frames_dir(journal) / "frames.ndjson", "a") as f:
         f.write('{"id": 3, "fi')  # the writer was killed mid-line
     again = Recorder(journal, "all", RecordOptions(lossless=True))  # a farm's retry of the same phone
     assert [again.add(f, "rest", 9.0) for f in shots[3:]] == [3, 4, 5]

@@ -17,11 +17,18 @@ from agent.signals import Interrupted
 def bench_farm(
     sim: str = typer.Option("1,4,8,16", "--sim", help="Farm sizes to measure, comma-separated."),
     moves: int = typer.Option(15, "--moves", min=2, help="Moves per device at each size."),
+    ray: bool = typer.Option(False, "--ray", help="Measure the farm on Ray (a local cluster of two nodes on 127.0.0.1, "
+                                                   "each with its own adb server and phones) against the local farm."),
+    per_node: str = typer.Option("1,2,4", "--per-node", help="With --ray: phones per node, comma-separated."),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
 ) -> None:
     """Decisions per second and per-device decision latency at each farm size, through a
     private adb server and simulated phones on the wire, with the scaling efficiency
-    against one device."""
+    against one device; with --ray, on a local two-node Ray cluster against the local
+    farm of as many phones, and the bytes sent to the driver per move."""
+    if ray:
+        _bench_ray(per_node, moves, as_json)
+        return
     import tempfile
 
     import numpy as np
@@ -97,3 +104,50 @@ def bench_farm(
     console.print(t)
     console.print("decide = read + solve for one move; move cycle = one device's time per move, "
                   "animations and settling included")
+
+
+def _sizes(text: str, option: str, most: int) -> list[int]:
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} should be numbers like 1,2,4", param_hint=option) from None
+    if not sizes or min(sizes) < 1 or max(sizes) > most:
+        raise typer.BadParameter(f"sizes are 1..{most}", param_hint=option)
+    return sizes
+
+
+def _bench_ray(per_node: str, moves: int, as_json: bool) -> None:
+    from agent.cli.farm import sim_args
+    from agent.cli.plans import _progress
+    from agent.farm.farm_bench import bench_ray_against_local
+    from agent.farm.ray_farm import import_ray
+    from agent.games.registry import get_game
+
+    sizes = _sizes(per_node, "--per-node", 16)
+    import_ray()  # before anything starts: Ray missing is said with its fix
+    settings = {"variant": "step", "solver": "greedy", "steps": 30}
+    with _progress(as_json) as update:
+        results = bench_ray_against_local(sizes, moves, settings, sim_args(get_game("match3"), settings),
+                                          progress=update)  # fmt: skip
+    if as_json:
+        print(json.dumps([r.as_dict() for r in results]))
+        return
+    t = Table(title=f"agent bench farm --ray ({moves} moves per device; Ray: 2 nodes on 127.0.0.1, each with its own "
+                    "adb server; local: one adb server, a worker process per phone)", title_justify="left")  # fmt: skip
+    for col in ("farm", "phones", "done", "decisions/s", "decide ms p50", "p95", "scaling", "KB/move to driver",
+                "on its node"):  # fmt: skip
+        t.add_column(col, justify="right")
+    for r in results:
+        t.add_row(r.kind if r.kind == "local" else f"ray {r.nodes}x{r.devices // r.nodes}", str(r.devices),
+                  f"{r.done}/{r.devices}",
+                  f"{r.decisions_per_s:.2f}", _ms(r.decide_ms_median), _ms(r.decide_ms_p95),
+                  "-" if r.scaling_efficiency is None else f"{100 * r.scaling_efficiency:.0f}%",
+                  "-" if r.bytes_per_move is None else f"{r.bytes_per_move / 1000:.2f}",
+                  "-" if r.on_their_nodes is None else ("all" if r.on_their_nodes else "NOT all"))  # fmt: skip
+    console.print(t)
+    console.print("scaling: decisions/s per phone against the same kind of farm at its smallest size; decide = read + "
+                  "solve for one move (on the phone's own node); on its node: every actor ran where its phone is")
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
