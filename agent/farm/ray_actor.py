@@ -21,7 +21,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from agent.farm.ray_farm import roster_diff
+from agent.farm.roster import roster_diff
 
 # Every named actor of the farm lives in this namespace; a roster is named after its node.
 NAMESPACE = "puzzle-agent-farm"

@@ -23,11 +23,14 @@ module costs nothing without Ray, and the CLI can say how to install it.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
+import signal
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Iterator
 
 from agent.errors import AgentError
 from agent.farm.controller import FAILED, END_WAIT_S, STOPPED, TERMINAL, DeviceRow, Farm
@@ -97,18 +100,27 @@ def connect(address: str, node_ip_address: str | None = None) -> bool:
         node_ip_address = node_ip_address or "127.0.0.1"
     kwargs: dict[str, Any] = {"_node_ip_address": node_ip_address} if node_ip_address else {}
     try:
-        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level="warning", **kwargs)
+        with keep_signal_handlers():
+            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level="warning", **kwargs)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         raise AgentError(f"cannot join the Ray cluster at {address}: {exc}",
                          hint="check the address (`ray status` on the head node) and that this machine is one of its nodes, or start one here: `ray start --address ADDRESS`") from None  # fmt: skip
     return True
 
 
-def roster_diff(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
-    """Phones that joined and left between two listings of a node (by serial; a change of
-    state is neither: the farm sees the state itself)."""
-    before, after = {d["serial"] for d in old}, {d["serial"] for d in new}
-    return [d for d in new if d["serial"] not in before], [d for d in old if d["serial"] not in after]
+@contextmanager
+def keep_signal_handlers() -> Iterator[None]:
+    """Ray puts its own SIGTERM handler in when this process joins a cluster or starts a
+    node (it exits at once): the farm's own stop (journals ended, summary written, the
+    cluster let go) must stay in charge."""
+    main = threading.current_thread() is threading.main_thread()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)} if main else {}
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            if handler is not None:
+                signal.signal(signum, handler)
 
 
 def device_key(node_id: str, serial: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import AgentError
-from agent.farm.ray_farm import LOCAL_HOSTS, check_address, import_ray
+from agent.farm.ray_farm import LOCAL_HOSTS, check_address, import_ray, keep_signal_handlers
 
 
 @dataclass(frozen=True)
@@ -120,10 +120,12 @@ def sim_cluster(nodes: int, phones_per_node: int, profiles: Path, log_dir: Path,
         # Ended last, once no roster can list (and so start) them again.
         for target in targets:
             stack.callback(stop_server, target)
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, **local})
+        with keep_signal_handlers():
+            cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, **local})
         stack.callback(cluster.shutdown)
         stack.callback(lambda: ray.shutdown() if ray.is_initialized() else None)
-        added = [cluster.add_node(num_cpus=cpus_per_node, **local) for _ in targets]
+        with keep_signal_handlers():
+            added = [cluster.add_node(num_cpus=cpus_per_node, **local) for _ in targets]
         cluster.wait_for_nodes()
         connect(cluster.address, "127.0.0.1")
         fleets = [stack.enter_context(SimFleet(phones_per_node, target, profiles=profiles, game=game,

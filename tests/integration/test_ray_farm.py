@@ -38,8 +38,13 @@ def cluster(private_adb_port, tmp_path):  # (its environment for private adb ser
     server, two simulated phones and its roster; this process is the driver."""
     from agent.farm.ray_node import sim_cluster
 
+    before = signal.getsignal(signal.SIGTERM)
     with sim_cluster(2, 2, tmp_path / "profiles", tmp_path / "phones") as c:
+        # joining the cluster leaves the process's own stop on SIGTERM in place (ray.init
+        # puts in one that exits at once)
+        assert signal.getsignal(signal.SIGTERM) is before
         yield c
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_a_farm_on_two_ray_nodes_survives_a_killed_actor(cluster, tmp_path):

@@ -15,8 +15,9 @@ import pytest
 import agent
 from agent.errors import AgentError
 from agent.farm.controller import DeviceRow, Farm, FarmOptions
+from agent.farm.roster import roster_diff
 from agent.farm.ray_farm import (
-    NODE_LEFT, EventMeter, RayFarm, check_address, device_key, event_bytes, import_ray, nodes_left, roster_diff,
+    NODE_LEFT, EventMeter, RayFarm, check_address, device_key, event_bytes, import_ray, nodes_left,
 )  # fmt: skip
 from agent.play.journal import journal_name, read_journal
 
