@@ -33,6 +33,16 @@ def board_letters(board: str | None) -> list[list[str]] | None:
     return rows
 
 
+def differences(board: str | None, expected: str | None) -> set[tuple[int, int]]:
+    """Cells where `board` and `expected` (the predicted board) disagree; a '?' on either
+    side (a cell the rules could not predict, or one read unknown) is no disagreement."""
+    a, b = board_letters(board), board_letters(expected)
+    if a is None or b is None or len(a) != len(b) or len(a[0]) != len(b[0]):
+        return set()
+    return {(r, c) for r, (ra, rb) in enumerate(zip(a, b)) for c, (x, y) in enumerate(zip(ra, rb))
+            if x != y and "?" not in (x, y)}  # fmt: skip
+
+
 def _scaled(frame: np.ndarray, width: int | None) -> tuple[np.ndarray, float]:
     h, w = frame.shape[:2]
     if width is None or width >= w:
@@ -63,7 +73,7 @@ def annotate(
         if x1 - x0 >= len(letters[0]) and y1 - y0 >= len(letters):
             conf = np.ones((len(letters), len(letters[0])), dtype=np.float32)
             out = draw_overlay(small, (x0, y0, x1, y1), letters, conf, low=0.0)
-            _mark_differences(out, (x0, y0, x1, y1), letters, board_letters(expected))
+            _mark_differences(out, (x0, y0, x1, y1), letters, differences(board, expected))
         else:
             out = small.copy()
     else:
@@ -76,16 +86,13 @@ def annotate(
 
 
 def _mark_differences(out: np.ndarray, box: tuple[int, int, int, int], board: list[list[str]],
-                      expected: list[list[str]] | None) -> None:  # fmt: skip
-    if expected is None or len(expected) != len(board) or len(expected[0]) != len(board[0]):
+                      cells: set[tuple[int, int]]) -> None:  # fmt: skip
+    if not cells:
         return
     xs, ys = cell_edges(box, len(board), len(board[0]))
     thick = max(2, round(float(np.diff(xs).min()) / 12))
-    for r, (got, want) in enumerate(zip(board, expected)):
-        for c, (a, b) in enumerate(zip(got, want)):
-            if "?" in (a, b) or a == b:
-                continue  # a cell the rules could not predict, or one read unknown, is no difference
-            cv2.rectangle(out, (int(xs[c]), int(ys[r])), (int(xs[c + 1]) - 1, int(ys[r + 1]) - 1), LOW, thick)
+    for r, c in sorted(cells):
+        cv2.rectangle(out, (int(xs[c]), int(ys[r])), (int(xs[c + 1]) - 1, int(ys[r + 1]) - 1), LOW, thick)
 
 
 def _draw_gesture(out: np.ndarray, g: Sequence[object], s: float) -> None:

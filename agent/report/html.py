@@ -34,6 +34,7 @@ import numpy as np
 
 from agent.errors import AgentError, UsageError
 from agent.games.base import OK_VERDICTS
+from agent.play.annotate import differences
 from agent.report.charts import Series, line_chart, summary_of
 
 PICTURE_WIDTH = 360  # pixels: enough to see the tiles and the swipe, small enough for 200 moves
@@ -291,16 +292,6 @@ def _rows(board: str | None) -> list[str] | None:
         return None
     rows = board.split("\n")
     return rows if rows[0] and all(len(r) == len(rows[0]) for r in rows) else None
-
-
-def differences(board: str | None, expected: str | None) -> set[tuple[int, int]]:
-    """Cells where `board` and `expected` disagree; a '?' on either side (a cell the
-    rules could not predict, or one read unknown) is no disagreement."""
-    a, b = _rows(board), _rows(expected)
-    if a is None or b is None or len(a) != len(b) or len(a[0]) != len(b[0]):
-        return set()
-    return {(r, c) for r, (ra, rb) in enumerate(zip(a, b)) for c, (x, y) in enumerate(zip(ra, rb))
-            if x != y and "?" not in (x, y)}  # fmt: skip
 
 
 def grid(board: str | None, other: str | None) -> Grid:
