@@ -63,27 +63,32 @@ def serve(
             hint="pick another port with --port (another phone or an emulator may be there)",
         ) from None
     try:
-        w, h = phone.screen_size()
-        say(f"serving {phone.model} {w}x{h} ({game}, seed {seed}) on {address}" +
-            (" as an UNAUTHORIZED phone: adb will list it so, and refuse commands" if unauthorized else ""))
-        say(f"profile: {profile}" if profile is not None else f"profile: none written; run `agent calibrate --serial {address}`")
-        say(f"connect: adb connect {address}")
-        play = f"agent play --serial {address}" + ("" if game == "match3" else f" --game {game}")
-        say(f"play:    {play}" + ("" if profiles == DEFAULT_PROFILES else f" --profiles {profiles}"))
-        if port in _EMULATOR_PORTS:
-            say(f"note: an adb server started from now on may also list it as emulator-{port - 1}; pass --serial to choose")
-        if connect:
-            _connect(address)
-        console.print("Ctrl-C (or SIGTERM, SIGHUP) stops it.")
-        keep_truth = None if truth is None else (lambda: _write_truth(truth, chosen.sim.truth(phone)))
-        stopped = _serve_until_stopped(server, lambda: chosen.sim.status_line(phone),
-                                       _input_ended() if stop_with_input else None, keep_truth)
+        stopped = _serve_until_stopped(
+            server, lambda: chosen.sim.status_line(phone), _input_ended() if stop_with_input else None,
+            None if truth is None else (lambda: _write_truth(truth, chosen.sim.truth(phone))),
+            announce=lambda: _announce(phone, game, seed, address, port, profile, profiles, unauthorized, connect))
     finally:
         with signals.deferred():
             server.stop()
             if truth is not None:
                 _write_truth(truth, chosen.sim.truth(phone))
     say(stopped)
+
+
+def _announce(phone: Any, game: str, seed: int, address: str, port: int, profile: Path | None, profiles: Path,
+              unauthorized: bool, connect: bool) -> None:  # fmt: skip
+    w, h = phone.screen_size()
+    say(f"serving {phone.model} {w}x{h} ({game}, seed {seed}) on {address}" +
+        (" as an UNAUTHORIZED phone: adb will list it so, and refuse commands" if unauthorized else ""))
+    say(f"profile: {profile}" if profile is not None else f"profile: none written; run `agent calibrate --serial {address}`")
+    say(f"connect: adb connect {address}")
+    play = f"agent play --serial {address}" + ("" if game == "match3" else f" --game {game}")
+    say(f"play:    {play}" + ("" if profiles == DEFAULT_PROFILES else f" --profiles {profiles}"))
+    if port in _EMULATOR_PORTS:
+        say(f"note: an adb server started from now on may also list it as emulator-{port - 1}; pass --serial to choose")
+    if connect:
+        _connect(address)
+    console.print("Ctrl-C (or SIGTERM, SIGHUP) stops it.")
 
 
 def _connect(address: str) -> None:
@@ -108,11 +113,15 @@ def _write_truth(path: Path, truth: dict[str, object]) -> None:
 
 
 def _serve_until_stopped(server: Any, status: Callable[[], str], input_ended: threading.Event | None,
-                         tick: Callable[[], None] | None = None) -> str:  # fmt: skip
+                         tick: Callable[[], None] | None = None, announce: Callable[[], None] | None = None) -> str:  # fmt: skip
     """Serve until Ctrl-C, SIGTERM or SIGHUP (`agent.signals` turns each into the same
     KeyboardInterrupt), until standard input ends (when asked to watch it), or until the
     server stops; say which. Being told to stop is how serving ends: it exits 0."""
     try:
+        # The port is open before the first line is printed: whoever sees it (a farm, a
+        # test) may stop the phone while it still announces itself, a clean stop too.
+        if announce is not None:
+            announce()
         with console.status("serving") as spinner:
             while not server.wait(_STATUS_EVERY_S):
                 if tick is not None:
