@@ -225,6 +225,8 @@ def farm(
     else:
         totals = summary["totals"]
         sent = f", {totals['bytes_per_move']:.0f} bytes to the driver a move" if totals.get("bytes_per_move") else ""
+        if totals.get("recording_bytes_to_driver"):
+            sent += f" (and {totals['recording_bytes_to_driver'] / 1e6:.1f} MB of recordings)"
         console.print(
             f"{totals['devices']} devices, {totals['moves']} moves, {totals['decisions_per_s']:.2f} decisions/s{sent}; "
             f"states: {', '.join(f'{k} {v}' for k, v in totals['by_state'].items()) or '-'}"
@@ -232,6 +234,9 @@ def farm(
         if summary.get("interrupted"):
             say(f"{signals.reason(signals.number(summary.get('signal') or 'SIGINT'))}: the farm stopped cleanly")
         say(f"journals and summary: {run_dir}")
+        if options.record is not None:
+            where = " (copied from each phone's node)" if ray is not None else ""
+            say(f"recordings{where}: beside the journals; see them with `agent report {run_dir}`")
     if summary.get("interrupted"):
         # After the clean stop (journals and summary.json written): 130, 143 or 129.
         raise typer.Exit(signals.exit_code(signals.number(summary.get("signal") or "SIGINT")))

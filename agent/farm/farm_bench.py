@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,43 +35,54 @@ class FarmFigures:
     bytes_per_move: float | None = None
     on_their_nodes: bool | None = None  # Ray: every actor ran on its phone's node
     scaling_efficiency: float | None = None  # decisions/s against the smallest size's, per device
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # phones that did not play all their moves, and why
+    calls_per_move: float | None = None  # Ray: calls to the driver's inbox (a batch of events each) per move
+    runs: list[float] = field(default_factory=list)  # decisions/s of each repeat (the figure is their median)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
 
 
 def figures(kind: str, rows: list[DeviceRow], nodes: int, bytes_per_move: float | None = None,
-            on_their_nodes: bool | None = None) -> FarmFigures:  # fmt: skip
+            on_their_nodes: bool | None = None, calls: int | None = None) -> FarmFigures:  # fmt: skip
     play_s = max((r.play_s for r in rows), default=0.0)
     total = sum(r.moves for r in rows)
     cycle = [r.play_s / r.moves for r in rows if r.moves]
     decide = [ms for r in rows for ms in r.decision_ms]
-    return FarmFigures(
-        kind, len(rows), nodes, total, sum(r.state == "done" for r in rows), total / play_s if play_s else 0.0,
+    rate = total / play_s if play_s else 0.0
+    out = FarmFigures(
+        kind, len(rows), nodes, total, sum(r.state == "done" for r in rows), rate,
         float(np.median(cycle)) if cycle else None, float(np.median(decide)) if decide else None,
         float(np.percentile(decide, 95)) if decide else None, bytes_per_move, on_their_nodes,
+        runs=[rate],
     )  # fmt: skip
+    out.notes = [f"{kind} farm of {len(rows)}: {r.key} ended {r.state} after {r.moves} moves"
+                 + (f": {r.last_error}" if r.last_error else "") for r in rows if r.state != "done"]  # fmt: skip
+    if calls is not None and total:
+        out.calls_per_move = round(calls / total, 2)
+    return out
 
 
-def local_farm(devices: int, moves: int, settings: dict[str, Any], game_args: Sequence[str]) -> FarmFigures:
-    """`devices` simulated phones on one private adb server, one worker process each."""
+def local_farm(per_node: int, moves: int, settings: dict[str, Any], game_args: Sequence[str],
+               nodes: int = 2) -> FarmFigures:  # fmt: skip
+    """The Ray farm's `nodes * per_node` phones, playing the very same games (the same
+    seeds), on one private adb server, a worker process each."""
     from agent.device.adb import AdbTarget, stop_server
+    from agent.farm.ray_node import node_seed
     from agent.simphone.fleet import SimFleet
     from agent.simphone.launch import free_port
 
-    with tempfile.TemporaryDirectory(prefix="puzzle-agent-farm-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="puzzle-agent-farm-") as tmp, ExitStack() as stack:
         target = AdbTarget("127.0.0.1", free_port())
-        try:
-            with SimFleet(devices, target, profiles=Path(tmp) / "profiles", log_dir=Path(tmp) / "logs",
-                          game_args=game_args) as fleet:  # fmt: skip
-                options = FarmOptions(moves=moves, profiles=fleet.profiles, serials=tuple(fleet.serials),
-                                      settings=settings)  # fmt: skip
-                farm = Farm([target], Path(tmp) / "run", options)
-                farm.run()
-                _raise_if_interrupted(farm)
-        finally:
-            stop_server(target)
+        stack.callback(stop_server, target)
+        fleets = [stack.enter_context(SimFleet(per_node, target, profiles=Path(tmp) / "profiles", game_args=game_args,
+                                               log_dir=Path(tmp) / "logs" / f"node{i}", base_seed=node_seed(i)))
+                  for i in range(nodes)]  # fmt: skip
+        serials = tuple(s for fleet in fleets for s in fleet.serials)
+        options = FarmOptions(moves=moves, profiles=Path(tmp) / "profiles", serials=serials, settings=settings)
+        farm = Farm([target], Path(tmp) / "run", options)
+        farm.run()
+        _raise_if_interrupted(farm)
         return figures("local", list(farm.rows.values()), 1)
 
 
@@ -94,7 +106,8 @@ def ray_farm(per_node: int, moves: int, settings: dict[str, Any], game_args: Seq
                 farm.close()
             # where each actor said it ran, against the node its phone is attached to
             placed = all((d.get("actor") or {}).get("node_id") == _node_of(cluster, d) for d in summary["devices"])
-        return figures("ray", list(farm.rows.values()), nodes, summary["totals"].get("bytes_per_move"), placed)
+        return figures("ray", list(farm.rows.values()), nodes, summary["totals"].get("bytes_per_move"), placed,
+                       summary["totals"].get("calls_to_driver"))  # fmt: skip
 
 
 def _node_of(cluster: Any, device: dict[str, Any]) -> str | None:
@@ -126,19 +139,32 @@ def with_efficiency(results: list[FarmFigures]) -> list[FarmFigures]:
 
 def bench_ray_against_local(per_node: Sequence[int], moves: int, settings: dict[str, Any], game_args: Sequence[str],
                             nodes: int = 2, progress: Callable[[str, int, int], None] | None = None,
-                            ) -> list[FarmFigures]:  # fmt: skip
+                            repeats: int = 1) -> list[FarmFigures]:  # fmt: skip
     """At each size, the local farm with `nodes * n` phones and the Ray farm with `n` phones
-    on each of `nodes` nodes, in turns."""
-    results: list[FarmFigures] = []
-    total = 2 * len(per_node)
-    for i, n in enumerate(per_node):
-        if progress is not None:
-            progress(f"local farm of {nodes * n}", 2 * i, total)
-        results.append(local_farm(nodes * n, moves, settings, game_args))
-        if progress is not None:
-            progress(f"Ray farm of {nodes} x {n}", 2 * i + 1, total)
-        results.append(ray_farm(n, moves, settings, game_args, nodes))
+    on each of `nodes` nodes, in turns; `repeats` times over, each figure the median run
+    (a farm on two shared cores is noisy: one slow phone sets a run's decisions/s)."""
+    runs: dict[tuple[str, int], list[FarmFigures]] = {}
+    total = 2 * len(per_node) * repeats
+    done = 0
+    for rep in range(repeats):
+        for n in per_node:
+            for kind in ("local", "ray"):
+                if progress is not None:
+                    what = f"local farm of {nodes * n}" if kind == "local" else f"Ray farm of {nodes} x {n}"
+                    progress(what + (f" (run {rep + 1} of {repeats})" if repeats > 1 else ""), done, total)
+                one = local_farm(n, moves, settings, game_args, nodes) if kind == "local" else \
+                    ray_farm(n, moves, settings, game_args, nodes)  # fmt: skip
+                runs.setdefault((kind, n), []).append(one)
+                done += 1
     if progress is not None:
         progress("done", total, total)
-    return with_efficiency(results)
+    return with_efficiency([median_run(same) for same in runs.values()])
 
+
+def median_run(same: list[FarmFigures]) -> FarmFigures:
+    """The run of median decisions/s, with every run's decisions/s and every run's notes."""
+    ordered = sorted(same, key=lambda r: r.decisions_per_s)
+    mid = ordered[(len(ordered) - 1) // 2]
+    mid.runs = [r.decisions_per_s for r in same]
+    mid.notes = [note for r in same for note in r.notes]
+    return mid

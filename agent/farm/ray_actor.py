@@ -21,6 +21,8 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from agent.farm.event_sender import SEND_TIMEOUT_S, EventSender, acting
+from agent.farm.recording_sync import CHUNK_BYTES, Chunk, Cursor, next_chunk
 from agent.farm.roster import roster_diff
 
 # Every named actor of the farm lives in this namespace; a roster is named after its node.
@@ -30,6 +32,11 @@ LIST_EVERY_S = 2.0
 # Restarts of a phone actor whose process died (a restarted actor runs its constructor
 # again, then the driver asks it to play the moves left).
 ACTOR_MAX_RESTARTS = 2
+# Ray starts its workers at a low priority (nice 15), right for batch work. A phone actor
+# keeps pace with its phone (it reads the board as the animations end), like the local
+# farm's workers at normal priority beside the emulators of the same host; Ray's own job
+# supervisor opts out the same way, per process.
+PHONE_ACTOR_RUNTIME_ENV = {"env_vars": {"RAY_worker_niceness": "0"}}
 
 
 # Ray's stubs type `ray.remote` for functions and a few options; an actor class with
@@ -54,37 +61,25 @@ def here() -> dict[str, Any]:
 
 @_remote(num_cpus=0)
 class Inbox:
-    """The driver's mailbox: phone actors put events (one call each, waited for, so an
-    event is at the driver's node once `put` returns, even if the phone actor dies next);
-    the driver takes them all at once."""
+    """The driver's mailbox: phone actors put their events in batches (a call each,
+    waited for: a batch is at the driver's node once `put` returns, even if the phone
+    actor dies next); the driver takes them all at once."""
 
     def __init__(self) -> None:
         self.events: list[dict] = []
 
-    def put(self, event: dict) -> None:
-        self.events.append(event)
+    def put(self, events: list[dict]) -> None:
+        self.events.extend(events)
 
     def take(self) -> list[dict]:
         out, self.events = self.events, []
         return out
 
 
-class _InboxOut:
+def inbox_sender(inbox: Any, stop: threading.Event) -> EventSender:
     """A worker's event queue (`.put(dict)`, as `agent.farm.worker` wants) that posts to
-    the inbox. If the inbox is gone (the driver died), the run is asked to stop."""
-
-    def __init__(self, inbox: Any, stop: threading.Event) -> None:
-        self.inbox, self.stop = inbox, stop
-        self.gone = False
-
-    def put(self, event: dict) -> None:
-        if self.gone:
-            return
-        try:
-            ray.get(self.inbox.put.remote(event), timeout=30)
-        except Exception:
-            self.gone = True
-            self.stop.set()
+    the inbox in batches. If the inbox is gone (the driver died), the run is asked to stop."""
+    return EventSender(lambda batch: ray.get(inbox.put.remote(batch), timeout=SEND_TIMEOUT_S), stop)
 
 
 @_remote(num_cpus=0, max_concurrency=4)
@@ -107,24 +102,35 @@ class PhoneActor:
         from agent.play.journal import end_unfinished
 
         spec = WorkerSpec.from_json(spec_json)
-        out = _InboxOut(self.inbox, self._stop)
+        out = inbox_sender(self.inbox, self._stop)
         me = here()
-        out.put({"kind": "actor", "key": self.key, "t": time.time(), **me})
-        # The node's own copy of the journal: a run of ours that died gets its stop line.
-        end_unfinished(Path(spec.journal), "the phone's actor died (its process was restarted) before its stop line",
-                       "crashed", written_by="actor")  # fmt: skip
-        if self._stop.is_set():
-            return me
+        try:
+            out.put({"kind": "actor", "key": self.key, "t": time.time(), **me})
+            # The node's own copy of the journal: a run of ours that died gets its stop line.
+            end_unfinished(Path(spec.journal), "the phone's actor died (its process was restarted) before its stop line",
+                           "crashed", written_by="actor")  # fmt: skip
+            if self._stop.is_set():
+                return me
 
-        def tee(line: dict) -> None:
-            out.put({"kind": "journal", "key": self.key, "line": line})
+            def tee(line: dict) -> None:
+                out.put({"kind": "journal", "key": self.key, "line": line}, wait=acting(line))
 
-        worker_main(spec, out, self._stop, journal_tee=tee)
-        return me
+            worker_main(spec, out, self._stop, journal_tee=tee)
+        finally:
+            out.close()  # everything said is at the driver before `play` returns
+        return {**me, "events": out.stats.events, "batches": out.stats.batches}
 
     def stop(self) -> None:
         """Stop after the current move (the loop checks between moves)."""
         self._stop.set()
+
+    def recording(self, journal: str, cursor: dict[str, Any], most_bytes: int = CHUNK_BYTES) -> Chunk:
+        """The next part of the recording kept beside this node's copy of `journal` that
+        the driver's copy (`cursor`) lacks; answered while `play` runs, and by a
+        restarted actor for the frames of the run its process lost."""
+        from agent.play.recording import frames_dir
+
+        return next_chunk(frames_dir(Path(journal)), Cursor.from_json(cursor), most_bytes)
 
 
 @_remote(num_cpus=0, max_concurrency=2)

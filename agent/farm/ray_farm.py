@@ -35,13 +35,17 @@ from typing import IO, Any, Callable, Iterator
 from agent.errors import AgentError
 from agent.farm.controller import FAILED, END_WAIT_S, STOPPED, TERMINAL, DeviceRow, Farm
 from agent.farm.controller import FarmOptions
+from agent.farm.recording_sync import Cursor, apply_chunk
 from agent.farm.worker import WorkerSpec
+from agent.play.recording import frames_dir
 from agent.play.journal import end_unfinished, journal_name
 
 NODE_LEFT = "node_left"  # the phone's node left the cluster: terminal
 RAY_TERMINAL = TERMINAL | {NODE_LEFT}
 INSTALL_HINT = 'install the extra: pip install ".[ray]"'
 NODES_EVERY_S = 1.0  # how often the driver asks which nodes are alive
+RECORDING_EVERY_S = 2.0  # how often a recording's new frames are asked for while its phone plays
+RECORDING_TIMEOUT_S = 120.0
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -201,19 +205,30 @@ class RayFarm(Farm):
             name=self.inbox_name, namespace=NAMESPACE, scheduling_strategy=pinned(self.driver_node),
         ).remote()
         self.ray.get(self.inbox.take.remote(), timeout=120)  # up
-        self.meter = EventMeter()
         self.actor_cpus = actor_cpus
         import tempfile
 
         self.node_dir = str(node_dir) if node_dir is not None else str(Path(tempfile.gettempdir()) / "puzzle-agent-ray")
+        self._nodes_fn = nodes_fn or self._ray_nodes
+        self._driver_state()
+
+    def _driver_state(self) -> None:
+        """What the driver keeps of the phones' runs (no Ray call: tests build a driver
+        without a cluster from this)."""
+        self.meter = EventMeter()
         self.actors: dict[str, Any] = {}  # key -> PhoneActor handle (kept across its runs)
         self.actor_info: dict[str, dict[str, Any]] = {}  # key -> what its actor said of itself (node, pid)
         self.alive: dict[str, str] = {}  # node id -> its address, as of the last look
-        self._nodes_fn = nodes_fn or self._ray_nodes
         self._last_nodes = -1e9
         self._journals: dict[str, IO[str]] = {}
         self._run_decisions: dict[str, int] = {}  # decision lines of the device's current run
         self.rosters_seen: dict[str, dict[str, Any]] = {}  # node id -> its roster's last reply
+        self.calls_to_driver = 0  # the inbox calls the phones' actors made (a batch of events each), of runs that ended
+        # Recordings, copied from the nodes as they grow (--record) and when a run ends.
+        self._recordings: dict[str, Cursor] = {}  # key -> what the driver's copy holds
+        self._recording_calls: dict[str, Any] = {}  # key -> a call in flight
+        self._last_recording_sync = 0.0
+        self.recording_bytes = 0
 
     # -- nodes and their phones ------------------------------------------------------------
     def _ray_nodes(self) -> dict[str, str]:
@@ -282,17 +297,21 @@ class RayFarm(Farm):
     def _actor(self, row: DeviceRow) -> Any:
         actor = self.actors.get(row.key)
         if actor is None:
-            from agent.farm.ray_actor import ACTOR_MAX_RESTARTS, PhoneActor, pinned
+            from agent.farm.ray_actor import ACTOR_MAX_RESTARTS, PHONE_ACTOR_RUNTIME_ENV, PhoneActor, pinned
 
             actor = self.actors[row.key] = PhoneActor.options(  # type: ignore[attr-defined]
                 scheduling_strategy=pinned(row.node), max_restarts=ACTOR_MAX_RESTARTS, max_task_retries=0,
-                num_cpus=self.actor_cpus,
+                num_cpus=self.actor_cpus, runtime_env=PHONE_ACTOR_RUNTIME_ENV,
             ).remote(row.key, self.inbox_name)
         return actor
 
+    def _node_journal(self, row: DeviceRow) -> Path:
+        """The node's own copy of the device's journal (on the node's disk, not here)."""
+        return Path(self.node_dir) / self.run_dir.name / journal_name(row.key)
+
     def _start(self, row: DeviceRow) -> None:
         remaining = None if self.options.moves is None else self.options.moves - row.moves
-        local = Path(self.node_dir) / self.run_dir.name / journal_name(row.key)
+        local = self._node_journal(row)
         spec = WorkerSpec(
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining, journal=str(local),
@@ -353,9 +372,51 @@ class RayFarm(Farm):
         except OSError as exc:
             self._event("journal_error", key=row.key, error=str(exc))
 
+    # -- recordings -----------------------------------------------------------------------------
+    def _ask_recording(self, row: DeviceRow) -> Any:
+        cursor = self._recordings.setdefault(row.key, Cursor())
+        return self._actor(row).recording.remote(str(self._node_journal(row)), cursor.as_json())
+
+    def _take_recording(self, row: DeviceRow, ref: Any, timeout_s: float | None = None) -> bool:
+        """Put a chunk the node sent in the driver's copy; True if more is left."""
+        try:
+            chunk = self.ray.get(ref, timeout=timeout_s)
+            folder = frames_dir(self.run_dir / journal_name(row.key))
+            self._recordings[row.key] = apply_chunk(folder, chunk, self._recordings[row.key])
+        except Exception as exc:  # an actor gone for good, a node that left, a disk full here
+            self._event("recording_error", key=row.key, error=_first_line(exc))
+            return False
+        self.recording_bytes += chunk.size
+        return chunk.more
+
+    def _sync_recordings(self) -> None:
+        """While the phones play: ask each for what its recording gained, a call at a time."""
+        for key, ref in list(self._recording_calls.items()):
+            if self.ray.wait([ref], timeout=0)[0]:
+                del self._recording_calls[key]
+                if self._take_recording(self.rows[key], ref):
+                    self._recording_calls[key] = self._ask_recording(self.rows[key])
+        if time.monotonic() - self._last_recording_sync < RECORDING_EVERY_S:
+            return
+        self._last_recording_sync = time.monotonic()
+        for row in self.rows.values():
+            if row.process is not None and row.key not in self._recording_calls:
+                self._recording_calls[row.key] = self._ask_recording(row)
+
+    def _finish_recording(self, row: DeviceRow) -> None:
+        """A run ended: the rest of its recording (or the frames of its stop), all of it."""
+        pending = self._recording_calls.pop(row.key, None)
+        if pending is not None:
+            self._take_recording(row, pending, RECORDING_TIMEOUT_S)  # then whatever is left, below
+        more = True
+        while more:
+            more = self._take_recording(row, self._ask_recording(row), RECORDING_TIMEOUT_S)
+
     # -- the farm's tick ----------------------------------------------------------------------
     def _tick(self) -> None:
         self._drain()
+        if self.options.record is not None:
+            self._sync_recordings()
         now = time.monotonic()
         if now - self._last_nodes >= NODES_EVERY_S:
             self._check_nodes()
@@ -384,10 +445,14 @@ class RayFarm(Farm):
         row.process = None
         died: BaseException | None = None
         try:
-            self.ray.get(run.ref)
+            said = self.ray.get(run.ref)
         except Exception as exc:  # RayActorError and kin: the process died mid-call
             died = exc
+        else:
+            self.calls_to_driver += int(said.get("batches", 0)) if isinstance(said, dict) else 0
         self._drain()  # its last words, if it said them
+        if row.node in self._nodes_fn():
+            self._finish_recording(row)
         if row.state in RAY_TERMINAL or row.state == "retrying":
             return
         # Ended without a word: its process died (or it was stopped with the farm).
@@ -479,6 +544,9 @@ class RayFarm(Farm):
         totals = out["totals"]
         totals["bytes_to_driver"] = self.meter.total
         totals["bytes_per_move"] = self.meter.per_move(totals["moves"])
+        totals["events_to_driver"] = self.meter.events
+        totals["recording_bytes_to_driver"] = self.recording_bytes
+        totals["calls_to_driver"] = self.calls_to_driver
         totals["nodes"] = len({r.node for r in self.rows.values()})
         per_row = {r.key: r for r in self.rows.values()}
         for dev in out["devices"]:

@@ -23,6 +23,11 @@ from agent.errors import AgentError
 from agent.farm.ray_farm import LOCAL_HOSTS, check_address, import_ray, keep_signal_handlers
 
 
+def node_seed(i: int) -> int:
+    """The first game seed of a test cluster's node `i` (its phones count up from it)."""
+    return 100 * i
+
+
 @dataclass(frozen=True)
 class NodeJoined:
     node_id: str
@@ -130,7 +135,7 @@ def sim_cluster(nodes: int, phones_per_node: int, profiles: Path, log_dir: Path,
         connect(cluster.address, "127.0.0.1")
         fleets = [stack.enter_context(SimFleet(phones_per_node, target, profiles=profiles, game=game,
                                                game_args=game_args, log_dir=log_dir / f"node{i}",
-                                               base_seed=100 * i))
+                                               base_seed=node_seed(i)))
                   for i, target in enumerate(targets)]  # fmt: skip
         for node, target in zip(added, targets):
             start_roster(node.node_id, target)

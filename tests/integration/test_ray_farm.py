@@ -10,11 +10,14 @@ import os
 import signal
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agent.play.journal import journal_name, read_journal
+from agent.play.recording import Recording, RecordOptions
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +58,9 @@ def test_a_farm_on_two_ray_nodes_survives_a_killed_actor(cluster, tmp_path):
     serials = tuple(s for phones in cluster.serials for s in phones)
     node_of = {s: cluster.node_of(s) for s in serials}
     run_dir = tmp_path / "run"
-    options = FarmOptions(moves=MOVES, profiles=tmp_path / "profiles", serials=serials, backoff_s=(0.5,))
+    # (recorded: the recordings travel to the driver, the killed run's frames too)
+    options = FarmOptions(moves=MOVES, profiles=tmp_path / "profiles", serials=serials, backoff_s=(0.5,),
+                          record=asdict(RecordOptions()))  # fmt: skip
     farm = RayFarm(None, run_dir, options, node_dir=tmp_path / "nodes")
     victim = device_key(nodes[0], cluster.serials[0][0])
     killed: dict = {}
@@ -109,10 +114,28 @@ def test_a_farm_on_two_ray_nodes_survives_a_killed_actor(cluster, tmp_path):
     assert sum(r["type"] == "decision" for r in node_copy) == MOVES
     assert any(r["type"] == "stop" and r.get("written_by") == "actor" for r in node_copy)
 
-    # only events came to the driver: a few KB a move, never frames
+    # each recording is at the driver, as the node kept it: every frame a journal line names
+    # opens (the killed run's too: its restarted actor sent them), frame for frame the node's
+    for serial, d in devices.items():
+        key = device_key(d["node"], serial)
+        here = Recording.open(run_dir / journal_name(key))
+        there = Recording.open(tmp_path / "nodes" / run_dir.name / journal_name(key))
+        assert here.ids() == there.ids()
+        lines = read_journal(run_dir / journal_name(key))
+        if key == victim:  # the frames its killed process had not yet written are lost with it
+            lines = lines[lines.index(crashed[0]):]
+        named = {r["frame"] for r in lines if "frame" in r}
+        assert named and named <= set(here.ids()), (serial, sorted(named - set(here.ids())))
+        for fid in here.ids()[:: max(1, len(here.ids()) // 5)]:
+            assert np.array_equal(here.frame(fid), there.frame(fid))
+
+    # only events came to the driver: a few KB a move, never frames (the recordings: their own count)
     totals = summary["totals"]
     assert totals["moves"] == 4 * MOVES and totals["nodes"] == 2
     assert 0 < totals["bytes_per_move"] < 10_000, totals
+    assert totals["recording_bytes_to_driver"] >= sum(
+        f.stat().st_size for f in run_dir.glob("*.frames/*") if f.is_file())
+    assert totals["calls_to_driver"] < totals["events_to_driver"]  # events go in batches
     # (the rosters' replies count too: the rest of the bytes)
     assert totals["bytes_to_driver"] >= sum(d["bytes_to_driver"] for d in summary["devices"]) > 0
     print(f"\nray farm: {totals['moves']} moves, {totals['bytes_per_move']} bytes/move, "
@@ -129,7 +152,7 @@ def test_the_cli_farm_on_the_cluster_then_a_node_that_leaves(cluster, tmp_path):
     from agent.farm.ray_farm import NODE_LEFT, RayFarm
 
     r = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "farm", "--ray", cluster.address, "--moves", "3", "--json",
+        [sys.executable, "-m", "agent.cli", "farm", "--ray", cluster.address, "--moves", "3", "--json", "--record",
          "--runs", str(tmp_path / "runs"), "--profiles", str(tmp_path / "profiles")],
         capture_output=True, text=True, timeout=300, env=dict(os.environ),
     )  # fmt: skip
@@ -139,6 +162,13 @@ def test_the_cli_farm_on_the_cluster_then_a_node_that_leaves(cluster, tmp_path):
     assert {d["node"] for d in summary["devices"]} == set(cluster.nodes)
     assert summary["totals"]["bytes_per_move"] < 10_000
     assert Path(summary["run_dir"], "summary.json").is_file()
+    # the recordings came with the run: its report shows every phone's frames, from here
+    report = tmp_path / "report.html"
+    r = subprocess.run([sys.executable, "-m", "agent.cli", "report", summary["run_dir"], "-o", str(report)],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    page = report.read_text()
+    assert page.count("<img") >= 4 * 3 and "no frames recorded" not in page
 
     # A node leaves mid-run: its phones leave the table's play with the reason; the others play on.
     c, gone = cluster.cluster, cluster.node_objects[1]
@@ -167,3 +197,37 @@ def test_the_cli_farm_on_the_cluster_then_a_node_that_leaves(cluster, tmp_path):
         else:
             assert d["state"] == "done" and d["moves"] > 1, d
     assert sum(e["event"] == "node_left" for e in summary["events"]) == 2
+
+
+def test_a_phone_that_drops_off_its_nodes_adb_server_is_connected_again_on_its_node(cluster, tmp_path):
+    """A phone on TCP that its node's adb server loses (Wi-Fi, a restarted emulator) fails
+    its run; the retry, on that node, connects it again (`adb connect` on the node's own
+    server, by the device layer) and plays the moves left."""
+    import adbutils
+
+    from agent.farm.controller import FarmOptions
+    from agent.farm.ray_farm import RayFarm, device_key
+
+    node, serial = cluster.nodes[1], cluster.serials[1][0]
+    adb = cluster.adb[1]
+    key = device_key(node, serial)
+    options = FarmOptions(moves=MOVES, profiles=tmp_path / "profiles", serials=(serial,), backoff_s=(0.5,))
+    farm = RayFarm(None, tmp_path / "run", options, node_dir=tmp_path / "nodes")
+    dropped: dict = {}
+
+    def drop() -> None:
+        if _wait_for(lambda: key in farm.rows and farm.rows[key].moves >= 2, 240):
+            adbutils.AdbClient(host=adb.host, port=adb.port).disconnect(serial)
+            dropped["moves"] = farm.rows[key].moves
+
+    t = threading.Thread(target=drop, daemon=True)
+    t.start()
+    summary = farm.run(give_up_after_s=60)
+    t.join(5)
+    assert dropped, "the phone never made two moves"
+    (d,) = summary["devices"]
+    assert d["state"] == "done" and d["moves"] == MOVES, d
+    assert d["failures"] >= 1 and d["runs"] >= 2, d
+    # connected again on its node's own adb server
+    listed = {x.serial: x.state for x in adbutils.AdbClient(host=adb.host, port=adb.port).list()}
+    assert listed.get(serial) == "device"

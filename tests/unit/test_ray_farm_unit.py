@@ -65,9 +65,9 @@ def _driver(tmp_path, alive: dict[str, str]) -> RayFarm:
     receives (the farm's Ray calls are not made)."""
     farm = RayFarm.__new__(RayFarm)
     Farm.__init__(farm, [], tmp_path / "run", FarmOptions(moves=5, settings={"x": 1}), list_fn=lambda t: [])
-    farm.meter, farm._journals, farm._run_decisions, farm.actor_info = EventMeter(), {}, {}, {}
+    farm._driver_state()
     farm.alive, farm._nodes_fn, farm._last_nodes = alive, lambda: alive, 0.0
-    farm.address, farm.driver_node, farm.actors = "127.0.0.1:6379", "d" * 56, {}
+    farm.address, farm.driver_node = "127.0.0.1:6379", "d" * 56
     farm.run_dir.mkdir(parents=True)
     return farm
 

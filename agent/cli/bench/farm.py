@@ -20,6 +20,8 @@ def bench_farm(
     ray: bool = typer.Option(False, "--ray", help="Measure the farm on Ray (a local cluster of two nodes on 127.0.0.1, "
                                                    "each with its own adb server and phones) against the local farm."),
     per_node: str = typer.Option("1,2,4", "--per-node", help="With --ray: phones per node, comma-separated."),
+    repeat: int = typer.Option(1, "--repeat", min=1, max=20, help="With --ray: run each size this many times; "
+                                                                  "each figure is the median run."),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
 ) -> None:
     """Decisions per second and per-device decision latency at each farm size, through a
@@ -27,7 +29,7 @@ def bench_farm(
     against one device; with --ray, on a local two-node Ray cluster against the local
     farm of as many phones, and the bytes sent to the driver per move."""
     if ray:
-        _bench_ray(per_node, moves, as_json)
+        _bench_ray(per_node, moves, as_json, repeat)
         return
     import tempfile
 
@@ -116,7 +118,7 @@ def _sizes(text: str, option: str, most: int) -> list[int]:
     return sizes
 
 
-def _bench_ray(per_node: str, moves: int, as_json: bool) -> None:
+def _bench_ray(per_node: str, moves: int, as_json: bool, repeats: int = 1) -> None:
     from agent.cli.farm import sim_args
     from agent.cli.plans import _progress
     from agent.farm.farm_bench import bench_ray_against_local
@@ -128,25 +130,54 @@ def _bench_ray(per_node: str, moves: int, as_json: bool) -> None:
     settings = {"variant": "step", "solver": "greedy", "steps": 30}
     with _progress(as_json) as update:
         results = bench_ray_against_local(sizes, moves, settings, sim_args(get_game("match3"), settings),
-                                          progress=update)  # fmt: skip
+                                          progress=update, repeats=repeats)  # fmt: skip
+    notes = [note for r in results for note in r.notes]
     if as_json:
         print(json.dumps([r.as_dict() for r in results]))
-        return
-    t = Table(title=f"agent bench farm --ray ({moves} moves per device; Ray: 2 nodes on 127.0.0.1, each with its own "
+    else:
+        _ray_table(results, moves, repeats)
+    if notes:
+        # A phone that did not play its moves makes its farm's figures meaningless.
+        for note in notes:
+            console.print(f"[red]{note}[/red]", highlight=False)
+        raise typer.Exit(1)
+
+
+def _ray_table(results: list[Any], moves: int, repeats: int) -> None:
+    runs = f"; the median of {repeats} runs" if repeats > 1 else ""
+    t = Table(title=f"agent bench farm --ray ({moves} moves per device{runs}; Ray: 2 nodes on 127.0.0.1, each with its own "
                     "adb server; local: one adb server, a worker process per phone)", title_justify="left")  # fmt: skip
-    for col in ("farm", "phones", "done", "decisions/s", "decide ms p50", "p95", "scaling", "KB/move to driver",
-                "on its node"):  # fmt: skip
+    for col in ("farm", "phones", "done", "decisions/s", "runs", "decide ms p50", "p95", "scaling",
+                "KB/move to driver", "calls/move", "on its node"):  # fmt: skip
         t.add_column(col, justify="right")
     for r in results:
         t.add_row(r.kind if r.kind == "local" else f"ray {r.nodes}x{r.devices // r.nodes}", str(r.devices),
                   f"{r.done}/{r.devices}",
-                  f"{r.decisions_per_s:.2f}", _ms(r.decide_ms_median), _ms(r.decide_ms_p95),
+                  f"{r.decisions_per_s:.2f}", " ".join(f"{v:.2f}" for v in r.runs) if len(r.runs) > 1 else "-",
+                  _ms(r.decide_ms_median), _ms(r.decide_ms_p95),
                   "-" if r.scaling_efficiency is None else f"{100 * r.scaling_efficiency:.0f}%",
                   "-" if r.bytes_per_move is None else f"{r.bytes_per_move / 1000:.2f}",
+                  "-" if r.calls_per_move is None else f"{r.calls_per_move:.1f}",
                   "-" if r.on_their_nodes is None else ("all" if r.on_their_nodes else "NOT all"))  # fmt: skip
     console.print(t)
     console.print("scaling: decisions/s per phone against the same kind of farm at its smallest size; decide = read + "
-                  "solve for one move (on the phone's own node); on its node: every actor ran where its phone is")
+                  "solve for one move (on the phone's own node); on its node: every actor ran where its phone is; "
+                  "both farms play the same games (the same seeds)")
+    verdict = scaling_verdict(results)
+    if verdict:
+        console.print(verdict, highlight=False)
+
+
+def scaling_verdict(results: list[Any]) -> str:
+    """The issue's target: Ray's scaling at its largest size at least the local farm's."""
+    largest = {r.kind: r for r in sorted(results, key=lambda r: r.devices)}
+    ray, local = largest.get("ray"), largest.get("local")
+    if ray is None or local is None or ray.devices == min(r.devices for r in results):
+        return ""
+    met = (ray.scaling_efficiency or 0.0) >= (local.scaling_efficiency or 0.0)
+    return (f"target (Ray's scaling at least the local farm's, at {ray.devices} phones): "
+            f"Ray {100 * (ray.scaling_efficiency or 0):.0f}% against local {100 * (local.scaling_efficiency or 0):.0f}%: "
+            + ("met" if met else "NOT met"))
 
 
 def _ms(v: float | None) -> str:
