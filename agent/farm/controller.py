@@ -103,6 +103,8 @@ def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
 
 
 class Farm:
+    terminal_states: frozenset[str] = frozenset(TERMINAL)  # a row in one of these plays no more
+
     def __init__(
         self,
         targets: list[Any],  # AdbTarget
@@ -306,7 +308,7 @@ class Farm:
 
     @property
     def finished(self) -> bool:
-        return bool(self.rows) and all(r.state in TERMINAL and r.process is None for r in self.rows.values())
+        return bool(self.rows) and all(r.state in self.terminal_states and r.process is None for r in self.rows.values())
 
     def stop(self) -> None:
         """Ask every worker to stop after its current move."""
@@ -357,7 +359,8 @@ class Farm:
 
     def _wait_workers(self, timeout_s: float) -> None:
         """Wait for every worker to stop. After `timeout_s`, or at once on a second
-        signal, end them: SIGTERM (each stops now, with its stop line), then SIGKILL."""
+        signal, end them (`_end_worker`: each stops now, with its stop line), then give up
+        on those that still run (`_abandon_worker`)."""
         deadline = time.monotonic() + timeout_s
         ending = False
         while any(r.process is not None for r in self.rows.values()):
@@ -367,28 +370,38 @@ class Farm:
                 self._event("ending_workers", why="a second signal" if signals.escalated() else "did not stop in time")
                 for row in self.rows.values():
                     if row.process is not None:
-                        _send_signal(row.process, signal.SIGTERM)
+                        self._end_worker(row)
             elif ending and now >= deadline:
                 break
             self._tick()
             time.sleep(0.05)
         for row in self.rows.values():
-            proc = row.process
-            if proc is not None:  # would not stop even so: kill it
-                _send_signal(proc, signal.SIGKILL)
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
-                row.process = None
-                self._reap(row, proc)
-                if row.state not in TERMINAL:
+            if row.process is not None:
+                self._abandon_worker(row)
+                if row.state not in self.terminal_states:
                     row.state = FAILED
                     row.last_error = row.last_error or "did not stop in time"
-        self._tick()  # the last words of the workers that stopped
+        self._last_words()
         for row in self.rows.values():
-            if row.state not in TERMINAL:
+            if row.state not in self.terminal_states:
                 row.state = STOPPED
+
+    def _end_worker(self, row: DeviceRow) -> None:
+        _send_signal(row.process, signal.SIGTERM)
+
+    def _abandon_worker(self, row: DeviceRow) -> None:
+        """A worker that would not stop even so: killed, its journal given its stop line."""
+        proc = row.process
+        _send_signal(proc, signal.SIGKILL)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        row.process = None
+        self._reap(row, proc)
+
+    def _last_words(self) -> None:
+        self._tick()  # what the workers that stopped said last
 
     def summary(self) -> dict:
         rows = [r.as_dict() for r in self.rows.values()]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 from agent.errors import AgentError
-from agent.farm.controller import FAILED, END_WAIT_S, STOPPED, TERMINAL, DeviceRow, Farm
+from agent.farm.controller import TERMINAL, DeviceRow, Farm
 from agent.farm.controller import FarmOptions
 from agent.farm.recording_sync import Cursor, apply_chunk
 from agent.farm.worker import WorkerSpec
@@ -177,6 +177,8 @@ class _ActorRun:
 class RayFarm(Farm):
     """The local farm's table, retries, quarantine and summary (`Farm`), with each phone
     played by an actor on its node instead of a worker process here."""
+
+    terminal_states = frozenset(RAY_TERMINAL)
 
     def __init__(
         self, address: str | None, run_dir: Path, options: FarmOptions = FarmOptions(),
@@ -469,10 +471,6 @@ class RayFarm(Farm):
             self._fail(row)  # Ray restarts the process; the retry plays the moves left
 
     # -- stopping ------------------------------------------------------------------------------
-    @property
-    def finished(self) -> bool:
-        return bool(self.rows) and all(r.state in RAY_TERMINAL and r.process is None for r in self.rows.values())
-
     def stop(self) -> None:
         """Ask every phone's actor to stop after its current move."""
         self._stop.set()
@@ -480,36 +478,17 @@ class RayFarm(Farm):
             if row.process is not None:
                 row.process.actor.stop.remote()
 
-    def _wait_workers(self, timeout_s: float) -> None:
-        from agent import signals
+    def _end_worker(self, row: DeviceRow) -> None:
+        # An actor cannot be asked to stop at once: it is ended (its journal gets its stop line here).
+        self.ray.kill(row.process.actor, no_restart=True)
 
-        deadline = time.monotonic() + timeout_s
-        ending = False
-        while any(r.process is not None for r in self.rows.values()):
-            now = time.monotonic()
-            if not ending and (now >= deadline or signals.escalated()):
-                # Actors cannot be asked to stop at once: they are ended (their journals
-                # get their stop lines from here).
-                ending, deadline = True, now + END_WAIT_S
-                self._event("ending_workers", why="a second signal" if signals.escalated() else "did not stop in time")
-                for row in self.rows.values():
-                    if row.process is not None:
-                        self.ray.kill(row.process.actor, no_restart=True)
-            elif ending and now >= deadline:
-                break
-            self._tick()
-            time.sleep(0.05)
-        for row in self.rows.values():
-            if row.process is not None:
-                row.process = None
-                self._count_made(row)
-                self._end_journal(row, "the farm ended the phone's actor before its stop line", "interrupted")
-                if row.state not in RAY_TERMINAL:
-                    row.state, row.last_error = FAILED, row.last_error or "did not stop in time"
+    def _abandon_worker(self, row: DeviceRow) -> None:
+        row.process = None
+        self._count_made(row)
+        self._end_journal(row, "the farm ended the phone's actor before its stop line", "interrupted")
+
+    def _last_words(self) -> None:
         self._drain()
-        for row in self.rows.values():
-            if row.state not in RAY_TERMINAL:
-                row.state = STOPPED
 
     def run(self, on_tick: Callable[["Farm"], None] | None = None, tick_s: float = 0.2,
             give_up_after_s: float = 15.0) -> dict:  # fmt: skip

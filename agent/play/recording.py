@@ -367,10 +367,6 @@ class Recording:
     def ids(self) -> list[int]:
         return sorted(self.entries)
 
-    @property
-    def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.folder.iterdir() if p.is_file())
-
     def _image(self, name: str) -> np.ndarray:
         img = self._cache.get(name)
         if img is None:
