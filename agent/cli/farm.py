@@ -274,7 +274,8 @@ def farm_node(
     documented equivalent of advertising the phones as node resources: Ray fixes a node's
     resources when its raylet starts, and phones come and go. Run it again after changing --adb;
     `ray stop` on this machine takes the node (and its roster) out of the cluster. Each node needs
-    this package installed and the device profiles at the farm's --profiles path.
+    this package installed; the device profiles come from the farm's --profiles with each run, and
+    what a run learns or calibrates goes back there.
 
     On one machine's loopback (a cluster on 127.0.0.1) `ray start` cannot join (Ray rewrites
     127.0.0.1 to the host's address): start the node another way and add --no-start.

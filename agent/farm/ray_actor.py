@@ -22,6 +22,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from agent.farm.event_sender import SEND_TIMEOUT_S, EventSender, acting
+from agent.farm.profile_sync import changed_profiles, seed_profiles
 from agent.farm.recording_sync import CHUNK_BYTES, Chunk, Cursor, next_chunk
 from agent.farm.roster import roster_diff
 
@@ -97,7 +98,9 @@ class PhoneActor:
     def info(self) -> dict[str, Any]:
         return {"key": self.key, **here()}
 
-    def play(self, spec_json: str) -> dict[str, Any]:
+    def play(self, spec_json: str, profiles: dict[str, bytes] | None = None) -> dict[str, Any]:
+        """Play the spec's phone. `profiles`: the driver's, for the node's own folder (the
+        spec's `profiles`); the reply hands back those the run changed (learned, calibrated)."""
         from agent.farm.worker import WorkerSpec, worker_main
         from agent.play.journal import end_unfinished
 
@@ -109,16 +112,24 @@ class PhoneActor:
             # The node's own copy of the journal: a run of ours that died gets its stop line.
             end_unfinished(Path(spec.journal), "the phone's actor died (its process was restarted) before its stop line",
                            "crashed", written_by="actor")  # fmt: skip
-            if self._stop.is_set():
-                return me
+            if profiles is not None:
+                seed_profiles(Path(spec.profiles), profiles)
 
             def tee(line: dict) -> None:
                 out.put({"kind": "journal", "key": self.key, "line": line}, wait=acting(line))
 
-            worker_main(spec, out, self._stop, journal_tee=tee)
+            if not self._stop.is_set():
+                worker_main(spec, out, self._stop, journal_tee=tee)
+        except OSError as exc:  # this node's disk: the run cannot even start
+            out.put({"kind": "error", "key": self.key, "t": time.time(), "error_class": "AgentError", "retry": True,
+                     "error": f"cannot keep the run's files on node {me['node_id'][:12]}: {exc}",
+                     "hint": "free space on that node's temporary folder, or take it out of the cluster"})  # fmt: skip
         finally:
             out.close()  # everything said is at the driver before `play` returns
-        return {**me, "events": out.stats.events, "batches": out.stats.batches}
+        reply: dict[str, Any] = {**me, "events": out.stats.events, "batches": out.stats.batches}
+        if profiles is not None:
+            reply["profiles"] = changed_profiles(Path(spec.profiles), profiles)
+        return reply
 
     def stop(self) -> None:
         """Stop after the current move (the loop checks between moves)."""

@@ -35,6 +35,7 @@ from typing import IO, Any, Callable, Iterator
 from agent.errors import AgentError
 from agent.farm.controller import TERMINAL, DeviceRow, Farm
 from agent.farm.controller import FarmOptions
+from agent.farm.profile_sync import keep_profiles, profile_files
 from agent.farm.recording_sync import Cursor, apply_chunk
 from agent.farm.worker import WorkerSpec
 from agent.play.recording import frames_dir
@@ -314,15 +315,19 @@ class RayFarm(Farm):
     def _start(self, row: DeviceRow) -> None:
         remaining = None if self.options.moves is None else self.options.moves - row.moves
         local = self._node_journal(row)
+        # The driver's profiles travel with the run: a node needs no copy at the driver's path.
+        profiles, left_out = profile_files(Path(self.options.profiles))
+        if left_out:
+            self._event("profiles_left_out", key=row.key, files=left_out)
         spec = WorkerSpec(
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining, journal=str(local),
-            profiles=str(self.options.profiles), calibrate=self.options.calibrate, launch=self.options.launch,
+            profiles=str(local.parent / "profiles"), calibrate=self.options.calibrate, launch=self.options.launch,
             record=self.options.record, view=self.options.view,
         )  # fmt: skip
         self.run_dir.mkdir(parents=True, exist_ok=True)
         actor = self._actor(row)
-        row.process = _ActorRun(actor, actor.play.remote(spec.to_json()), time.monotonic())
+        row.process = _ActorRun(actor, actor.play.remote(spec.to_json(), profiles), time.monotonic())
         self._run_decisions[row.key] = 0
         row.runs += 1
         row.state = "starting" if row.runs == 1 else "rejoining"
@@ -373,6 +378,16 @@ class RayFarm(Farm):
             end_unfinished(self.run_dir / journal_name(row.key), why, kind, written_by="farm")
         except OSError as exc:
             self._event("journal_error", key=row.key, error=str(exc))
+
+    def _keep_profiles(self, row: DeviceRow, files: dict[str, bytes]) -> None:
+        """What a run learned or calibrated, in the driver's profiles, as a local worker keeps it."""
+        try:
+            written = keep_profiles(Path(self.options.profiles), files)
+        except OSError as exc:
+            self._event("profile_error", key=row.key, error=f"cannot keep the run's profiles: {exc}")
+            return
+        if written:
+            self._event("profiles_kept", key=row.key, files=written)
 
     # -- recordings -----------------------------------------------------------------------------
     def _ask_recording(self, row: DeviceRow) -> Any:
@@ -451,7 +466,9 @@ class RayFarm(Farm):
         except Exception as exc:  # RayActorError and kin: the process died mid-call
             died = exc
         else:
-            self.calls_to_driver += int(said.get("batches", 0)) if isinstance(said, dict) else 0
+            if isinstance(said, dict):
+                self.calls_to_driver += int(said.get("batches", 0))
+                self._keep_profiles(row, said.get("profiles") or {})
         self._drain()  # its last words, if it said them
         if row.node in self._nodes_fn():
             self._finish_recording(row)

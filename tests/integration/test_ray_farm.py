@@ -35,18 +35,35 @@ def _wait_for(cond, timeout_s: float) -> bool:
     return False
 
 
-@pytest.fixture
-def cluster(private_adb_port, tmp_path):  # (its environment for private adb servers; skips without adb)
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
     """A head and two phone nodes on 127.0.0.1 (dashboard off), each with its private adb
-    server, two simulated phones and its roster; this process is the driver."""
-    from agent.farm.ray_node import sim_cluster
+    server, two simulated phones and its roster; this process is the driver. One for the
+    module (a cluster takes ~15 s to start and end); the test that removes a node runs last."""
+    import adbutils
 
+    from agent.farm.ray_node import sim_cluster
+    from agent.simphone.launch import free_port
+
+    try:
+        adbutils.adb_path()
+    except adbutils.AdbError:
+        pytest.skip("no adb binary (install adb or adbutils)")
+    root = tmp_path_factory.mktemp("cluster")
     before = signal.getsignal(signal.SIGTERM)
-    with sim_cluster(2, 2, tmp_path / "profiles", tmp_path / "phones") as c:
-        # joining the cluster leaves the process's own stop on SIGTERM in place (ray.init
-        # puts in one that exits at once)
-        assert signal.getsignal(signal.SIGTERM) is before
-        yield c
+    with pytest.MonkeyPatch.context() as env:
+        # Private adb servers only: none on the default port, no probing of the emulator
+        # ports, no 3 s wait for USB.
+        env.setenv("ANDROID_ADB_SERVER_PORT", str(free_port()))
+        env.setenv("ADB_LOCAL_TRANSPORT_MAX_PORT", "5554")
+        env.setenv("ADB_LIBUSB", "0")
+        env.delenv("ANDROID_SERIAL", raising=False)
+        with sim_cluster(2, 2, root / "profiles", root / "phones") as c:
+            # joining the cluster leaves the process's own stop on SIGTERM in place (ray.init
+            # puts in one that exits at once)
+            assert signal.getsignal(signal.SIGTERM) is before
+            c.profiles = root / "profiles"
+            yield c
     assert signal.getsignal(signal.SIGTERM) is before
 
 
@@ -59,7 +76,7 @@ def test_a_farm_on_two_ray_nodes_survives_a_killed_actor(cluster, tmp_path):
     node_of = {s: cluster.node_of(s) for s in serials}
     run_dir = tmp_path / "run"
     # (recorded: the recordings travel to the driver, the killed run's frames too)
-    options = FarmOptions(moves=MOVES, profiles=tmp_path / "profiles", serials=serials, backoff_s=(0.5,),
+    options = FarmOptions(moves=MOVES, profiles=cluster.profiles, serials=serials, backoff_s=(0.5,),
                           record=asdict(RecordOptions()))  # fmt: skip
     farm = RayFarm(None, run_dir, options, node_dir=tmp_path / "nodes")
     victim = device_key(nodes[0], cluster.serials[0][0])
@@ -142,6 +159,62 @@ def test_a_farm_on_two_ray_nodes_survives_a_killed_actor(cluster, tmp_path):
           f"{totals['decisions_per_s']} decisions/s")  # fmt: skip
 
 
+def test_a_phone_that_drops_off_its_nodes_adb_server_is_connected_again_on_its_node(cluster, tmp_path):
+    """A phone on TCP that its node's adb server loses (Wi-Fi, a restarted emulator) fails
+    its run; the retry, on that node, connects it again (`adb connect` on the node's own
+    server, by the device layer) and plays the moves left."""
+    import adbutils
+
+    from agent.farm.controller import FarmOptions
+    from agent.farm.ray_farm import RayFarm, device_key
+
+    node, serial = cluster.nodes[1], cluster.serials[1][0]
+    adb = cluster.adb[1]
+    key = device_key(node, serial)
+    options = FarmOptions(moves=MOVES, profiles=cluster.profiles, serials=(serial,), backoff_s=(0.5,))
+    farm = RayFarm(None, tmp_path / "run", options, node_dir=tmp_path / "nodes")
+    dropped: dict = {}
+
+    def drop() -> None:
+        if _wait_for(lambda: key in farm.rows and farm.rows[key].moves >= 2, 240):
+            adbutils.AdbClient(host=adb.host, port=adb.port).disconnect(serial)
+            dropped["moves"] = farm.rows[key].moves
+
+    t = threading.Thread(target=drop, daemon=True)
+    t.start()
+    summary = farm.run(give_up_after_s=60)
+    t.join(5)
+    assert dropped, "the phone never made two moves"
+    (d,) = summary["devices"]
+    assert d["state"] == "done" and d["moves"] == MOVES, d
+    assert d["failures"] >= 1 and d["runs"] >= 2, d
+    # connected again on its node's own adb server
+    listed = {x.serial: x.state for x in adbutils.AdbClient(host=adb.host, port=adb.port).list()}
+    assert listed.get(serial) == "device"
+
+
+def test_nodes_play_from_the_drivers_profiles_and_what_they_calibrate_comes_back(cluster, tmp_path):
+    """A node needs no copy of the profiles at the driver's path: each run plays from a
+    folder of its node's own, filled from the driver's; with --calibrate and no profile
+    at all, each node calibrates its phone and the profile comes back to the driver."""
+    from agent.farm.controller import FarmOptions
+    from agent.farm.ray_farm import RayFarm, device_key
+    from agent.vision.profile import load_profile
+
+    serials = (cluster.serials[0][0], cluster.serials[1][0])
+    mine = tmp_path / "driver-profiles"  # empty: nothing to play from, so calibrate
+    options = FarmOptions(moves=2, profiles=mine, serials=serials, calibrate=True)
+    summary = RayFarm(None, tmp_path / "run", options, node_dir=tmp_path / "nodes").run(give_up_after_s=60)
+    assert all(d["state"] == "done" and d["moves"] == 2 for d in summary["devices"]), summary["devices"]
+    (kept,) = mine.glob("*.toml")  # both phones are the same model and size: one profile
+    assert load_profile(kept).games
+    assert any(e["event"] == "profiles_kept" for e in summary["events"])
+    for d in summary["devices"]:
+        start = read_journal(tmp_path / "run" / journal_name(device_key(d["node"], d["serial"])))[0]
+        # played from its node's own folder, not the driver's
+        assert Path(start["profile"]["path"]).is_relative_to(tmp_path / "nodes"), start["profile"]
+
+
 def test_the_cli_farm_on_the_cluster_then_a_node_that_leaves(cluster, tmp_path):
     """`agent farm --ray ADDRESS --json` from another process plays every node's phones;
     then a node that leaves takes its phones out of the table with the reason."""
@@ -153,7 +226,7 @@ def test_the_cli_farm_on_the_cluster_then_a_node_that_leaves(cluster, tmp_path):
 
     r = subprocess.run(
         [sys.executable, "-m", "agent.cli", "farm", "--ray", cluster.address, "--moves", "3", "--json", "--record",
-         "--runs", str(tmp_path / "runs"), "--profiles", str(tmp_path / "profiles")],
+         "--runs", str(tmp_path / "runs"), "--profiles", str(cluster.profiles)],
         capture_output=True, text=True, timeout=300, env=dict(os.environ),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
@@ -172,7 +245,7 @@ def test_the_cli_farm_on_the_cluster_then_a_node_that_leaves(cluster, tmp_path):
 
     # A node leaves mid-run: its phones leave the table's play with the reason; the others play on.
     c, gone = cluster.cluster, cluster.node_objects[1]
-    farm = RayFarm(None, tmp_path / "run2", FarmOptions(moves=200, profiles=tmp_path / "profiles"),
+    farm = RayFarm(None, tmp_path / "run2", FarmOptions(moves=200, profiles=cluster.profiles),
                    node_dir=tmp_path / "nodes")  # fmt: skip
     seen: dict = {}
 
@@ -197,37 +270,3 @@ def test_the_cli_farm_on_the_cluster_then_a_node_that_leaves(cluster, tmp_path):
         else:
             assert d["state"] == "done" and d["moves"] > 1, d
     assert sum(e["event"] == "node_left" for e in summary["events"]) == 2
-
-
-def test_a_phone_that_drops_off_its_nodes_adb_server_is_connected_again_on_its_node(cluster, tmp_path):
-    """A phone on TCP that its node's adb server loses (Wi-Fi, a restarted emulator) fails
-    its run; the retry, on that node, connects it again (`adb connect` on the node's own
-    server, by the device layer) and plays the moves left."""
-    import adbutils
-
-    from agent.farm.controller import FarmOptions
-    from agent.farm.ray_farm import RayFarm, device_key
-
-    node, serial = cluster.nodes[1], cluster.serials[1][0]
-    adb = cluster.adb[1]
-    key = device_key(node, serial)
-    options = FarmOptions(moves=MOVES, profiles=tmp_path / "profiles", serials=(serial,), backoff_s=(0.5,))
-    farm = RayFarm(None, tmp_path / "run", options, node_dir=tmp_path / "nodes")
-    dropped: dict = {}
-
-    def drop() -> None:
-        if _wait_for(lambda: key in farm.rows and farm.rows[key].moves >= 2, 240):
-            adbutils.AdbClient(host=adb.host, port=adb.port).disconnect(serial)
-            dropped["moves"] = farm.rows[key].moves
-
-    t = threading.Thread(target=drop, daemon=True)
-    t.start()
-    summary = farm.run(give_up_after_s=60)
-    t.join(5)
-    assert dropped, "the phone never made two moves"
-    (d,) = summary["devices"]
-    assert d["state"] == "done" and d["moves"] == MOVES, d
-    assert d["failures"] >= 1 and d["runs"] >= 2, d
-    # connected again on its node's own adb server
-    listed = {x.serial: x.state for x in adbutils.AdbClient(host=adb.host, port=adb.port).list()}
-    assert listed.get(serial) == "device"
