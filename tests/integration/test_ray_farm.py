@@ -160,9 +160,9 @@ def test_a_farm_on_two_ray_nodes_survives_a_killed_actor(cluster, tmp_path):
 
 
 def test_a_phone_that_drops_off_its_nodes_adb_server_is_connected_again_on_its_node(cluster, tmp_path):
-    """A phone on TCP that its node's adb server loses (Wi-Fi, a restarted emulator) fails
-    its run; the retry, on that node, connects it again (`adb connect` on the node's own
-    server, by the device layer) and plays the moves left."""
+    """A phone on TCP that its node's adb server loses (Wi-Fi, a restarted emulator) is
+    connected again on that node (`adb connect` on the node's own server, by the device
+    layer) and plays its moves."""
     import adbutils
 
     from agent.farm.controller import FarmOptions
@@ -186,8 +186,9 @@ def test_a_phone_that_drops_off_its_nodes_adb_server_is_connected_again_on_its_n
     t.join(5)
     assert dropped, "the phone never made two moves"
     (d,) = summary["devices"]
+    # every move made: the device layer connected it again within the run (one retry after
+    # a transient fault) or, if that run failed, on the farm's retry
     assert d["state"] == "done" and d["moves"] == MOVES, d
-    assert d["failures"] >= 1 and d["runs"] >= 2, d
     # connected again on its node's own adb server
     listed = {x.serial: x.state for x in adbutils.AdbClient(host=adb.host, port=adb.port).list()}
     assert listed.get(serial) == "device"
