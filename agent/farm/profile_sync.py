@@ -11,20 +11,15 @@ write theirs.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from agent.files import write_atomic
 
 MOST_BYTES = 4 * 1024 * 1024  # a folder of profiles is a few KB a phone: more is not profiles
 
 
 def _safe(name: str) -> bool:
     return Path(name).name == name and not name.startswith(".") and name.endswith(".toml")
-
-
-def _write(path: Path, body: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(body)
-    os.replace(tmp, path)
 
 
 def profile_files(folder: Path, most_bytes: int = MOST_BYTES) -> tuple[dict[str, bytes], list[str]]:
@@ -56,7 +51,7 @@ def seed_profiles(folder: Path, files: dict[str, bytes]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, body in files.items():
         if _safe(name) and not (folder / name).exists():
-            _write(folder / name, body)
+            write_atomic(folder / name, body)
 
 
 def changed_profiles(folder: Path, given: dict[str, bytes]) -> dict[str, bytes]:
@@ -79,6 +74,6 @@ def keep_profiles(folder: Path, files: dict[str, bytes]) -> list[str]:
                 continue
         except OSError:
             pass
-        _write(path, body)
+        write_atomic(path, body)
         written.append(name)
     return written

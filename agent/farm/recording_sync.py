@@ -12,11 +12,10 @@ the index names it, on the node as on the driver: a copy read at any moment is w
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.play.recording import INDEX
+from agent.play.recording import INDEX, write_file_whole
 
 CHUNK_BYTES = 8 * 1024 * 1024  # at most this much a call (but always one line's pictures)
 
@@ -134,14 +133,10 @@ def apply_chunk(folder: Path, chunk: Chunk, cursor: Cursor) -> Cursor:
     for name, body in chunk.files.items():
         if Path(name).name != name or name.startswith("."):
             continue  # a name that would leave the folder: never written
-        tmp = folder / f".{name}.tmp"
-        tmp.write_bytes(body)
-        os.replace(tmp, folder / name)
+        write_file_whole(folder / name, body)
     index = folder / INDEX
     if chunk.index_whole:
-        tmp = folder / f".{INDEX}.tmp"
-        tmp.write_bytes(chunk.index_lines)
-        os.replace(tmp, index)
+        write_file_whole(index, chunk.index_lines)
     elif chunk.index_lines:
         with open(index, "r+b" if index.exists() else "wb") as f:
             f.truncate(chunk.index_at)  # a copy longer than the cursor says: what follows is ours to write

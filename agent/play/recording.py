@@ -208,7 +208,7 @@ class Recorder:
         doc = dumps_profile(DeviceProfile(model, width, height, None, {profile.game: profile}))
         path = self.folder / name
         try:
-            _write_file(path, doc.encode("utf-8"))
+            write_file_whole(path, doc.encode("utf-8"))
         except OSError as exc:
             self._error = exc
             return None
@@ -226,7 +226,7 @@ class Recorder:
                 ok, data = cv2.imencode(".png", frame, [cv2.IMWRITE_PNG_COMPRESSION, 1])
                 if ok:
                     path = self.folder / f"stop-{fid:06d}.png"
-                    _write_file(path, data.tobytes())
+                    write_file_whole(path, data.tobytes())
                     out.append(path)
             self._ring.clear()
             return out
@@ -312,7 +312,7 @@ class Recorder:
         if self.bytes + data.nbytes > self.budget:
             self.budget_reached = True
             raise _BudgetReached()
-        _write_file(self.folder / name, data.tobytes())
+        write_file_whole(self.folder / name, data.tobytes())
         self.bytes += data.nbytes
         return name
 
@@ -321,7 +321,7 @@ class _BudgetReached(Exception):
     pass
 
 
-def _write_file(path: Path, data: bytes) -> None:
+def write_file_whole(path: Path, data: bytes) -> None:
     # Whole or not at all (a reader never meets half a frame); not flushed to disk one by
     # one, which would cost a disk sync a frame: the index names a file only once it is in place.
     tmp = path.with_name(f".{path.name}.tmp")
