@@ -15,7 +15,7 @@ from rich.table import Table
 
 from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, SEED_MAX, console, output_dir, say, seed_option
 from agent.cli.app import chosen_game
-from agent.cli.play import GAME_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
+from agent.cli.play import GAME_HELP, LEVELS_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
 from agent.cli.play import RECORD_BUDGET_HELP, RECORD_HELP, RECORD_LOSSLESS_HELP, RECORD_QUALITY_HELP, record_options
 from agent.cli.play import view_port_option
 from agent import signals
@@ -156,6 +156,7 @@ def farm(
     serial: list[str] = typer.Option([], "--serial", "-s", help="Only these devices (repeatable)."),
     sim: int = typer.Option(0, "--sim", min=0, max=64, help="Start N simulated phones on the wire and farm them."),
     moves: Optional[int] = typer.Option(None, "--moves", min=1, help=MOVES_HELP),
+    levels: Optional[int] = typer.Option(None, "--levels", min=1, max=100_000, help=LEVELS_HELP),
     game: str = typer.Option("match3", "--game", help=GAME_HELP),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     solver: Optional[str] = typer.Option(None, "--solver", help=SOLVER_HELP),
@@ -204,7 +205,7 @@ def farm(
         say(f"live view: {farm_view.start()}", err=as_json)
     run_dir = new_run_dir(runs)
     options = FarmOptions(moves=moves, game=game, settings=settings, seed=seed, profiles=profiles,
-                          serials=tuple(serial), calibrate=calibrate, launch=launch,
+                          serials=tuple(serial), calibrate=calibrate, launch=launch, levels=levels,
                           record=None if recording is None else asdict(recording), view=view)  # fmt: skip
     try:
         with ExitStack() as stack:

@@ -23,6 +23,8 @@ LATENCY_HELP = "Simulated phone: what each screenshot costs, in ms (a real phone
 SOLVER_HELP = "How moves are chosen (match3: plan, greedy or random; lines: player, greedy or random)."
 STEPS_HELP = "Simulated phone: steps at the start (match3, step variant)."
 MOVES_HELP = "Stop after this many moves (simulated phone: the game's own cap unless given)."
+LEVELS_HELP = ("A game of levels (a real phone's saga game, or --scene saga): stop once this many levels are won. "
+               "A level's end (its moves spent, its goal met) is never the run's end.")
 RECORD_HELP = ("Keep every frame the decisions were made on beside the journal (JPEG; `agent replay` and "
                "`agent report` read them). Without it, the last few frames are kept when a run stops on a failure.")
 RECORD_BUDGET_HELP = "The most the recorded frames may take, in MB; past it no frame is kept (the journal says so)."
@@ -52,11 +54,16 @@ def record_options(record: bool, budget_mb: float, quality: int, lossless: bool)
     return RecordOptions(budget_mb=budget_mb, quality=quality, lossless=lossless)
 
 
-def progress_text(game: str, summary: Any, limit: int | None, elapsed_s: float) -> str:
+def progress_text(game: str, summary: Any, limit: int | None, elapsed_s: float, levels_limit: int | None = None) -> str:
     """The spinner's line: the move against its limit, what the screen confirmed, the time."""
     of = f" of {limit}" if limit is not None else ""
     m, sec = divmod(int(elapsed_s), 60)
-    return f"playing {game}: move {summary.moves}{of}, {summary.confirmed} confirmed, {m}:{sec:02d} elapsed"
+    levels = ""
+    if getattr(summary, "levels", None):
+        wanted = f" of {levels_limit}" if levels_limit is not None else ""
+        levels = f", {summary.levels_won}{wanted} levels won ({summary.levels_lost} lost)"
+    return (f"playing {game}: move {summary.moves}{of}, {summary.confirmed} confirmed{levels}, "
+            f"{m}:{sec:02d} elapsed")
 
 
 def summary_table(game: Any, summary: Any, title: str, truth: dict[str, object] | None) -> Table:
@@ -65,6 +72,8 @@ def summary_table(game: Any, summary: Any, title: str, truth: dict[str, object] 
     t.add_column()
     t.add_row("stopped", summary.stop_reason)
     t.add_row("moves made", f"{summary.moves} ({summary.confirmed} confirmed on screen)")
+    if summary.levels:
+        t.add_row("levels", f"{summary.levels_won} won, {summary.levels_lost} lost, {len(summary.levels)} played")
     for label, value in game.screen.summary_rows(summary.counts):
         t.add_row(label, value)
     if summary.score is not None:
@@ -86,6 +95,33 @@ def summary_table(game: Any, summary: Any, title: str, truth: dict[str, object] 
     return t
 
 
+def levels_table(summary: Any) -> Table | None:
+    """One row per level attempt: its number and goal as read, moves used, won or lost, score, retries."""
+    rows = getattr(summary, "levels", None)
+    if not rows:
+        return None
+    t = Table(title=f"levels: {summary.levels_won} won, {summary.levels_lost} lost", title_justify="left")
+    for col in ("#", "level", "goal", "moves", "result", "score", "retries", "how it was known"):
+        t.add_column(col, justify="left" if col in ("goal", "how it was known") else "right")
+    for r in rows:
+        goal = r.get("goal")
+        goal_text = "-" if not goal else describe_goal(goal)
+        result = {True: "won", False: "lost", None: "?"}[r.get("won")]
+        t.add_row(str(r["index"]), "?" if r.get("level") is None else str(r["level"]), goal_text, str(r["moves"]),
+                  result, "-" if r.get("score") is None else str(r["score"]), str(r.get("retries", 0)),
+                  str(r.get("how") or "-"))  # fmt: skip
+    return t
+
+
+def describe_goal(goal: dict[str, Any]) -> str:
+    from agent.vision.goal import Goal
+
+    try:
+        return Goal(goal["kind"], goal.get("target"), goal.get("left"), goal.get("colour")).describe()
+    except (KeyError, ValueError, TypeError):
+        return str(goal)
+
+
 def play(
     sim: bool = typer.Option(False, "--sim", help="Play the simulated phone instead of a real one."),
     serial: Optional[str] = typer.Option(None, "--serial", "-s", help="The phone to use (default: ANDROID_SERIAL, then the only one)."),
@@ -95,6 +131,7 @@ def play(
     seed: int = seed_option("The seed of the simulated game and of any random choice."),
     size: str = typer.Option("1080x2400", "--size", help="Simulated phone: screen WxH."),
     moves: Optional[int] = typer.Option(None, "--moves", min=1, help=MOVES_HELP),
+    levels: Optional[int] = typer.Option(None, "--levels", min=1, max=100_000, help=LEVELS_HELP),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help=STEPS_HELP),
     scene: Optional[str] = typer.Option(None, "--scene", help=SCENE_HELP),
     latency_ms: float = typer.Option(0.0, "--latency-ms", min=0.0, max=10_000.0, help=LATENCY_HELP),
@@ -114,7 +151,6 @@ def play(
     """Play a game to its end (or --moves N) and print what happened."""
     from agent.play import run as runs_mod
     from agent.play.journal import journal_name, new_run_dir
-    from agent.play.loop import PlayOptions
     from agent.play.stats import exit_code
     from agent.device.adb import CAPTURE_MODES
 
@@ -134,7 +170,7 @@ def play(
     if sim:
         realtime = realtime or view  # simulated time runs a move in milliseconds: nothing a person could watch
         run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles, latency_ms)
-        if moves is None:
+        if moves is None and levels is None:
             moves = chosen.sim.default_moves
     else:
         from agent.device.adb import AdbDevice, select_serial
@@ -144,6 +180,9 @@ def play(
         # Each capture method timed now, before any move: the loop's waits scale with it.
         device.choose_capture()
         header["capture"] = {"mode": device.capture_mode, "ms": device.capture_report()}
+    if levels is not None and not run.has_levels:
+        raise typer.BadParameter(f"{game} on this phone has no levels: it plays to its own end (use --moves)",
+                                 param_hint="--levels")
     for note in run.notes:
         say(note, err=as_json)
     player = run.make_player()  # before the run folder: a broken plan library leaves none behind
@@ -157,7 +196,7 @@ def play(
             say(f"live view: {watcher.url}", err=as_json)
         run_dir = new_run_dir(runs)
         journal_path = run_dir / journal_name(run.device.serial)
-        options = PlayOptions(moves=moves, launch=launch)
+        options = run.options(moves=moves, launch=launch, levels=levels)
         if as_json:
             summary = runs_mod.play(run, options, journal_path, summary_path=run_dir / "summary.json", player=player,
                                     record=recording, watcher=watcher, capture=header.get("capture"))  # fmt: skip
@@ -167,12 +206,15 @@ def play(
                 summary = runs_mod.play(
                     run, options, journal_path, summary_path=run_dir / "summary.json", player=player, record=recording,
                     watcher=watcher, capture=header.get("capture"),
-                    on_move=lambda s: status.update(progress_text(game, s, moves, time.monotonic() - started)),
+                    on_move=lambda s: status.update(progress_text(game, s, moves, time.monotonic() - started, levels)),
                 )  # fmt: skip
     if as_json:
         print(json.dumps(runs_mod.result_json(run, summary, journal_path)))
     else:
         console.print(summary_table(chosen, summary, title, run.truth()))
+        table = levels_table(summary)
+        if table is not None:
+            console.print(table)
         say(f"journal: {journal_path}")
         if summary.recording:
             r = summary.recording

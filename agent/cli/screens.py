@@ -156,6 +156,11 @@ def check(
             "action": None if a is None else {"kind": a.kind, "point": None if a.point is None else list(a.point),
                                               "label": a.label, "why": a.why},
             "words": [{"text": wd.text, "box": list(wd.box), "conf": round(wd.conf, 2)} for wd in v.words],
+            "buttons": [{"text": b.text, "box": list(b.box), "verdict": b.verdict, "why": b.why} for b in v.buttons],
+            "ranked": [{"kind": r.kind, "point": None if r.point is None else list(r.point), "label": r.label}
+                       for r in v.ranked],
+            "panel": None if v.panel is None else list(v.panel), "outcome": v.outcome, "level": v.level,
+            "countdown": v.countdown, "blocked": v.blocked,
         }))  # fmt: skip
         return
     say(f"screen: {v.kind}" + (f" (taught: {v.taught})" if v.taught else ""))
@@ -165,6 +170,12 @@ def check(
     else:
         where = f" at {a.point[0]},{a.point[1]}" if a.point else ""
         say(f"action: {a.kind}{where} ({a.label}): {a.why}")
+    for what, value in (("level", v.level), ("outcome", v.outcome), ("countdown", v.countdown),
+                        ("only forbidden ways on", v.blocked)):  # fmt: skip
+        if value is not None:
+            say(f"{what}: {value}")
+    for b in v.buttons:
+        say(f"button {b.verdict:9} {b.text!r} at {','.join(str(c) for c in b.box)}: {b.why}")
     say("words: " + (" ".join(wd.text for wd in v.words) or "none"))
     say("refused: " + ("; ".join(v.refused) or "none"))
 

@@ -52,6 +52,7 @@ class FarmOptions:
     serials: tuple[str, ...] = ()  # only these (empty: every device the servers list)
     calibrate: bool = False  # a device with no profile is calibrated first, not skipped
     launch: bool = False  # each worker starts the game and brings it back (agent play --launch)
+    levels: int | None = None  # a game of levels: each phone stops once it has won this many (agent play --levels)
     record: dict[str, Any] | None = None  # each worker keeps its frames (RecordOptions as a dict)
     view: bool = False  # each worker serves a live view (agent.farm.view shows them all)
 
@@ -164,7 +165,7 @@ class Farm:
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining,
             journal=str(self.run_dir / journal_name(row.key)), profiles=str(self.options.profiles),
             calibrate=self.options.calibrate, launch=self.options.launch, record=self.options.record,
-            view=self.options.view,
+            view=self.options.view, levels=self.options.levels,
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.run_dir / (journal_name(row.key)[: -len(".jsonl")] + ".worker.log"), "ab")

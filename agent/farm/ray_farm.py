@@ -323,7 +323,7 @@ class RayFarm(Farm):
             key=row.key, host=row.host, port=row.port, serial=row.serial, game=self.options.game,
             settings=dict(self.options.settings), seed=self.options.seed, moves=remaining, journal=str(local),
             profiles=str(local.parent / "profiles"), calibrate=self.options.calibrate, launch=self.options.launch,
-            record=self.options.record, view=self.options.view,
+            record=self.options.record, view=self.options.view, levels=self.options.levels,
         )  # fmt: skip
         self.run_dir.mkdir(parents=True, exist_ok=True)
         actor = self._actor(row)

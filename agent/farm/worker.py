@@ -46,6 +46,7 @@ class WorkerSpec:
     launch: bool = False  # start the game and bring it back when another app is in front
     record: dict[str, Any] | None = None  # keep the frames (agent.play.recording.RecordOptions as a dict)
     view: bool = False  # serve a live view on a free 127.0.0.1 port, reported as a "view" event
+    levels: int | None = None  # a game of levels: stop once this many are won
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -143,7 +144,6 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any, journal_tee: Any = None
     from agent.device.adb import AdbDevice, AdbTarget
     from agent.device.clock import RealClock
     from agent.games.registry import get_game
-    from agent.play.loop import PlayOptions
     from agent.play.recording import RecordOptions
     from agent.play.run import device_run, play
     from agent.play.stats import PlaySummary
@@ -180,7 +180,8 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any, journal_tee: Any = None
 
             view = stack.enter_context(LiveView(title=f"{device.model} ({spec.serial})", limit=spec.moves))
             _send(queue, spec, "view", url=view.url)
-        summary = play(run, PlayOptions(moves=spec.moves, launch=spec.launch), journal, on_move=on_move,
+        levels = spec.levels if run.has_levels else None  # a phone whose game has no levels plays to its end
+        summary = play(run, run.options(moves=spec.moves, launch=spec.launch, levels=levels), journal, on_move=on_move,
                        should_stop=stop_event.is_set, record=record, watcher=view, journal_tee=journal_tee,
                        adb=f"{spec.host}:{spec.port}",
                        capture={"mode": device.device.capture_mode, "ms": device.device.capture_report()})  # fmt: skip

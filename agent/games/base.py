@@ -20,6 +20,7 @@ import numpy as np
 from agent.device.base import Device
 from agent.device.clock import Clock
 from agent.vision.classify import Reading
+from agent.vision.goal import Goal
 from agent.vision.profile import GameProfile
 from agent.vision.roles import RoleHints
 
@@ -150,6 +151,8 @@ class Status:
 
     moves_left: int | None  # steps or moves left; None where the game shows none
     score: int | None
+    level: int | None = None  # the level number the header shows
+    goal: Goal | None = None  # the level's goal as the header shows it (its count left)
 
 
 StatusReader = Callable[[np.ndarray], Status | None]
@@ -197,6 +200,20 @@ class Learns(Protocol):
 
     def reset_board(self) -> None:
         """A new board (a new level): what was learned about cells no longer holds."""
+        ...
+
+
+@runtime_checkable
+class PursuesGoal(Protocol):
+    """A player that aims its moves at the level's goal (collect a colour, break
+    blockers, reach a score) when the game shows one."""
+
+    def set_goal(self, goal: Goal | None) -> None:
+        """The level's goal as last read (None: no readable goal: play as without one)."""
+        ...
+
+    def goal_progress(self) -> dict[str, object]:
+        """What the moves made towards the goal, for the journal and the live view."""
         ...
 
 

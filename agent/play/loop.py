@@ -41,6 +41,7 @@ from agent.games.base import (
     MoveT,
     NoMove,
     Player,
+    PursuesGoal,
     SeesMotion,
     Status,
     StatusReader,
@@ -49,6 +50,7 @@ from agent.games.base import (
 )
 from agent.play.guards import STUCK_AFTER_S, Guards
 from agent.play.journal import Journal
+from agent.play.levels import LevelRecord, LevelTracker
 from agent.play.recording import Recorder
 from agent.play.pacing import (
     MAX_MOVING_CELLS, CaptureMeter, RestingRead, Motion, Timeouts, at_rest_between, same_kinds, screen_still,
@@ -72,6 +74,16 @@ class PlayOptions:
     stuck_timeout_s: float = STUCK_AFTER_S  # the same screen with nothing played this long stops the run
     no_move_wait_s: float = 10.0  # a board with nothing to play is watched this long for the game to change it
     learn: bool = True  # learn new looks and new boards during the run
+    # A game of levels (a real phone's saga game): a move counter at 0, a goal met or a card
+    # ends a level, not the run; the run goes on to the next level.
+    level_life: bool = False
+    levels: int | None = None  # stop once this many levels are won (level_life)
+    # A screen whose pixels never rest (an ad's moving art, an animated sky behind a card) is
+    # classified anyway once it has moved this long (at least; scaled with the capture cost).
+    moving_screen_s: float = 2.0
+    # Screens left one after another, and still no board to play this long: going round in
+    # circles (two cards that lead to each other), not between two levels.
+    no_progress_s: float = 300.0
 
 
 # Swipes are made slower, up to this, for a game that ignores fast ones.
@@ -153,6 +165,10 @@ class PlayLoop(Generic[BoardT, MoveT]):
                                     None if watcher is None else watcher.captured)
         self.guards = Guards(options.stuck_timeout_s)
         self.screens = ScreenHandler(self)
+        self.levels = LevelTracker()
+        self._level_stop: PlaySummary | None = None  # --levels reached while a screen was handled
+        self._ending_since: float | None = None  # the level is over, and its next screen has not come
+        self._progress_at: float | None = None  # the last move made (or the run's start)
         self.profile_changed = False  # a board found again or a look learned: the profile to save
         self._read_ms = 0.0  # what the last read cost, counted in the decision time
         self._ignored = 0  # swipes in a row that did nothing at all: look at the screen before the next  # a board with new unknown cells, and since when
@@ -285,6 +301,12 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 if self.watcher is not None:
                     self.watcher.checked("unverified", reason)
                 self.pending = None
+            if self.options.level_life:
+                last = self.levels.finish(self.clock.now())
+                if last is not None:
+                    self._log("level", **last.as_dict())
+                s.levels = self._level_rows()
+                s.levels_won, s.levels_lost = self.levels.won, self.levels.lost
             frames = self._save_evidence() if kind not in SUCCESS_STOPS else []
             recording = None
             if self.recorder is not None and self.recorder.mode == "all":
@@ -334,6 +356,75 @@ class PlayLoop(Generic[BoardT, MoveT]):
             self.summary.score, self.summary.moves_left = status.score, status.moves_left
         return status
 
+    # -- levels -------------------------------------------------------------------------
+    @property
+    def timeouts_moving_s(self) -> float:
+        """How long a screen with no playable board may move before it is classified anyway."""
+        return max(self.options.moving_screen_s, 6 * self.capture.cost_s)
+
+    @property
+    def level_wait_s(self) -> float:
+        """How long the screens between two levels (cards counting stars, a map scrolling, an
+        ad) may show nothing the agent can act on before the run stops: longer than a board's
+        wait, within the stuck timeout, scaled with the capture cost."""
+        return min(self.options.stuck_timeout_s, max(self.timeouts.unreadable_s, 20.0, 40 * self.capture.cost_s))
+
+    def _level_on_board(self, status: Status | None, now: float) -> PlaySummary | None:
+        """A playable board at rest in a game of levels: the level it belongs to, its header."""
+        stop = self.level_ended(self.levels.board(now))
+        if stop is None:
+            stop = self.level_ended(self.levels.status(status, now))
+        cur = self.levels.current
+        if stop is None and cur is not None and cur.goal is not None and isinstance(self.player, PursuesGoal):
+            self.player.set_goal(cur.goal)
+        return stop
+
+    def level_ended(self, records: list[LevelRecord] | LevelRecord | None) -> PlaySummary | None:
+        """Journal the levels that just ended (and those whose outcome the next level's
+        number told only now); the run's stop once --levels levels are won."""
+        if records is None:
+            return None
+        ended = [records] if isinstance(records, LevelRecord) else list(records)
+        if not ended:
+            return None
+        ended += [r for r in self.levels.resolve() if r not in ended]
+        s = self.summary
+        s.levels, s.levels_won, s.levels_lost = self._level_rows(), self.levels.won, self.levels.lost
+        for rec in ended:
+            self._log("level", **rec.as_dict())
+        if self.watcher is not None:
+            self.watcher.summary(s.as_dict())
+        self._set_goal(None)
+        self._ending_since = None
+        won, wanted = self.levels.won, self.options.levels
+        if wanted is not None and won >= wanted:
+            self._level_stop = self._stop(f"{won} levels won (--levels {wanted})", "limit", finished=True)
+            return self._level_stop
+        return None
+
+    def _level_rows(self) -> list[dict[str, object]]:
+        return [r.as_dict() for r in self.levels.records]
+
+    def _set_goal(self, goal: object) -> None:
+        from agent.vision.goal import Goal
+
+        if isinstance(self.player, PursuesGoal):
+            self.player.set_goal(goal if isinstance(goal, Goal) else None)
+
+    def _level_fields(self) -> dict[str, object]:
+        """A decision's level and the progress towards its goal, for the journal."""
+        if not self.options.level_life:
+            return {}
+        cur = self.levels.current
+        out: dict[str, object] = {"level": None if cur is None else cur.level}
+        self.summary.level = None if cur is None else cur.level
+        if isinstance(self.player, PursuesGoal):
+            progress = self.player.goal_progress()
+            self.summary.goal = dict(progress)
+            if progress:
+                out["goal"] = progress
+        return out
+
     def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
         """Play on with another profile: the board found again, or a look learned."""
         self.profile, self.profile_changed = profile, True
@@ -376,15 +467,20 @@ class PlayLoop(Generic[BoardT, MoveT]):
             stop = self.screens.bring_game_to_front()
             if stop is not None:
                 return stop
+        self._progress_at = self.clock.now()
         while True:
             if self.should_stop is not None and self.should_stop():
                 return self._stop("stopped on request", "requested")
+            if opt.level_life and self.clock.now() - self._progress_at >= opt.no_progress_s:
+                return self._stop(f"no move for {opt.no_progress_s:.0f} s, though screens were left one after "
+                                  "another: going round in circles", "stuck")  # fmt: skip
             rest = self._rest(None if self.pending is None else self.pending.unknown)
             s.settle_s.append(rest.waited_s)
             now = self.clock.now()
             self._keep(rest.frame, rest.read)
             status = self._status(rest.frame)
-            game_over = status is not None and status.moves_left == 0
+            # A game of levels: a counter at 0 ends a level, never the run (see agent.play.levels).
+            game_over = not opt.level_life and status is not None and status.moves_left == 0
             read = rest.read
             if game_over and (read is None or not read.confident):
                 return self._stop("game over: no moves left", "finished", finished=True)
@@ -394,32 +490,64 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 if game_over:
                     return self._stop("game over: no moves left", "finished", finished=True)
                 unplayable_since = now if unplayable_since is None else unplayable_since
-                if opt.handle_screens and rest.still:
-                    outcome = self.screens.handle(rest.frame, read)
+                # A screen that never rests (an ad's moving art, a card over an animated sky)
+                # is looked at all the same once it has moved for a while.
+                moving_long = (opt.level_life and not rest.still
+                               and now - unplayable_since >= self.timeouts_moving_s)  # fmt: skip
+                if opt.handle_screens and (rest.still or moving_long):
+                    outcome = self.screens.handle(rest.frame, read, moving=not rest.still)
+                    if self._level_stop is not None:
+                        return self._level_stop
                     if isinstance(outcome, PlaySummary):
                         return outcome
                     if outcome:
                         unplayable_since = None
                         self._last_swipe_at = None  # a screen came between: not one move's cycle
                         continue
-                if now - unplayable_since >= self.timeouts.unreadable_s:
+                limit = self.timeouts.unreadable_s if not opt.level_life else self.level_wait_s
+                if now - unplayable_since >= limit:
                     why = "the board never stopped moving" if not rest.still else (
                         "no board on the screen" if read is None else
                         f"{len(read.unknown_cells)} cells unknown, lowest confidence {read.min_confidence:.2f}"
                     )  # fmt: skip
                     return self._stop(
-                        f"board not readable for {self.timeouts.unreadable_s:.0f} s ({why}): "
+                        f"board not readable for {limit:.0f} s ({why}): "
                         "a game-over screen, a dialog, or a profile that does not fit this screen",
                         "unreadable",
                     )
                 self._log("unreadable" if rest.still else "moving", board=read.text if read else None)
                 self._pause()
                 continue
+            if opt.level_life:
+                stop = self._level_on_board(status, now)
+                if stop is not None:
+                    return stop
+                if self.levels.ending:
+                    # The level is over (its counter at 0, its goal met): the game is about to
+                    # show what comes next; a move now would be ignored, or worse.
+                    self._ending_since = now if self._ending_since is None else self._ending_since
+                    waited = now - self._ending_since
+                    if waited < self.level_wait_s:
+                        if waited == 0.0:
+                            self._log("level_over", reason=self.levels.ending, level=self.levels.current.level
+                                      if self.levels.current else None)  # fmt: skip
+                        self._pause()
+                        continue
+                    # Nothing came: the reading that ended the level is doubted, and play goes on
+                    # (a move the game does not take is checked as such, and repeated ones stop the run).
+                    self._log("note", detail=f"{self.levels.ending}, but the board stayed playable for "
+                                             f"{waited:.0f} s: playing on")  # fmt: skip
+                    cur = self.levels.current
+                    if cur is not None:
+                        cur.ending = ""
+                    self._ending_since = None
             unplayable_since = None
             if opt.handle_screens and (read.unknown_cells or self._ignored):
                 # Unknown cells, or a swipe the game ignored, can be a dialog over the board:
                 # never swipe under one.
                 outcome = self.screens.handle(rest.frame, read, board_readable=True)
+                if self._level_stop is not None:
+                    return self._level_stop
                 if isinstance(outcome, PlaySummary):
                     return outcome
                 if outcome:
@@ -489,6 +617,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
             # A move made is counted, journaled and awaited together: a signal waits for all three.
             with signals.deferred():
                 s.moves += 1
+                self.levels.moved()
+                self._progress_at = self.clock.now()
                 s.decision_ms.append(decide_ms)
                 swiped_at = self.clock.now()
                 cycle = None if self._last_swipe_at is None else swiped_at - self._last_swipe_at
@@ -502,6 +632,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     settle_s=round(s.settle_s[-1], 4), plan_step=decision.continues_plan,
                     capture_ms=round(1000.0 * self.capture.cost_s, 1),
                     **({} if cycle is None else {"cycle_s": round(cycle, 3)}), **decision.fields,
+                    **self._level_fields(),
                 )  # fmt: skip
                 self.pending = _Pending(read.board, decision, s.moves, swiped_at, False,
                                         frozenset(read.unknown_cells))  # fmt: skip

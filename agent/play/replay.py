@@ -455,8 +455,11 @@ def replay_loop(run_dir: Path, serial: str | None = None, profile_override: Game
     options = start.get("options")
     moves = options.get("moves") if isinstance(options, dict) else None
     launch = isinstance(options, dict) and options.get("launch") is True  # the game was started, and brought back
+    level_life = isinstance(options, dict) and options.get("level_life") is True  # a game of levels, as recorded
+    levels = options.get("levels") if isinstance(options, dict) else None
     play_options = PlayOptions(moves=moves if isinstance(moves, int) and not isinstance(moves, bool) else None,
-                               launch=launch)  # fmt: skip
+                               launch=launch, level_life=level_life,
+                               levels=levels if isinstance(levels, int) and not isinstance(levels, bool) else None)  # fmt: skip
     player = game.screen.player(profile, settings, seed)
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
         where = journal if journal is not None else Path(tmp) / path.name

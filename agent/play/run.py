@@ -52,8 +52,27 @@ class Run:
                        "simulated": self.phone is not None, **extra},
             "profile": {"path": str(self.match.path), "match": self.match.how, "board_bbox": list(p.board_bbox),
                         "rows": p.rows, "cols": p.cols, **({"snapshot": snapshot} if snapshot else {})},
-            "options": {**self.settings, "seed": self.seed, "moves": options.moves, "launch": options.launch},
+            "options": {**self.settings, "seed": self.seed, "moves": options.moves, "launch": options.launch,
+                        **({"levels": options.levels, "level_life": True} if options.level_life else {})},
         }  # fmt: skip
+
+    @property
+    def has_levels(self) -> bool:
+        """A game of levels: a real phone's game, or a simulated one read as a real one is (its
+        header by OCR). A move counter at 0 ends a level there, not the run; a simulated
+        game with its own count (the plain step game) keeps its own end."""
+        screen = self.game.screen
+        if screen is None or not getattr(screen, "has_levels", False):
+            return False
+        if self.match.profile.source == "sim-layout":
+            return False  # written from the plain simulator's own layout: its step game, with its own end
+        return self.phone is None or self.game.sim is None or self.game.sim.status_reader(self.phone) is None
+
+    def options(self, moves: int | None = None, launch: bool = False, levels: int | None = None) -> PlayOptions:
+        """The loop's options for this run: a game of levels plays level after level."""
+        if levels is not None and not self.has_levels:
+            raise ValueError(f"--levels: {self.game.name} on this phone has no levels (it plays to its own end)")
+        return PlayOptions(moves=moves, launch=launch, level_life=self.has_levels, levels=levels)
 
     def make_player(self) -> Player[Any, Any]:
         """The game's player for this run: what it needs (a plan library, say) is read now,
@@ -105,23 +124,26 @@ HEADER_EVERY = 4
 def header_status(profile: GameProfile) -> StatusReader | None:
     """The game's header (moves left, score) read by OCR where the profile says, or None
     when the profile names no header or no OCR engine is installed."""
-    if not ({"moves", "score"} & profile.hud.keys()):
+    if not ({"moves", "score", "level", "goal"} & profile.hud.keys()):
         return None
-    from agent.vision.header import header_reader
+    from agent.vision.header import header_reading
     from agent.vision.ocr import default_ocr
 
     ocr = default_ocr()
-    reader = header_reader(profile, ocr) if ocr is not None else None
+    reader = header_reading(profile, ocr) if ocr is not None else None
     if reader is None:
         return None
     calls = 0
     last: Status | None = None
 
     def read(frame: np.ndarray) -> Status | None:
+        # The same Status object stands for one reading until the next (agent.play.levels
+        # counts readings, not frames).
         nonlocal calls, last
         if calls % HEADER_EVERY == 0:
-            moves, score = reader(frame)
-            last = None if moves is None and score is None else Status(moves_left=moves, score=score)
+            r = reader(frame)
+            last = None if r.moves is None and r.score is None and r.level is None and r.goal is None else Status(
+                moves_left=r.moves, score=r.score, level=r.level, goal=r.goal)  # fmt: skip
         calls += 1
         return last
 

@@ -15,6 +15,7 @@ In this order, cheapest and safest first:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -25,8 +26,18 @@ from agent.games.base import BoardRead, Learns
 from agent.play.guards import Guards
 from agent.play.pacing import CaptureMeter, Timeouts
 from agent.play.stats import PlaySummary, StopKind
+from agent.vision.goal import Goal
 from agent.vision.profile import GameProfile
+from agent.vision.screens import Action
 from agent.vision.settle import STILL_SHARE, changed_share
+
+# A button tapped this many times on one screen with nothing changing is not tapped again.
+NOWHERE_LIMIT = 2
+# An ad waited on this long for its close control is left with Back (countdowns run 5-30 s).
+AD_WAIT_S = 35.0
+# A dialog whose pixels changed this much after a tap changed (a share of the dialog's
+# box: its words and buttons, not a sparkle's few pixels).
+LOCAL_CHANGE = 0.04
 
 
 class Loop(Protocol):
@@ -42,6 +53,8 @@ class Loop(Protocol):
     capture: CaptureMeter
     guards: Guards
     pending: Any
+    levels: Any
+    _level_stop: PlaySummary | None
 
     @property
     def timeouts(self) -> Timeouts: ...
@@ -51,6 +64,8 @@ class Loop(Protocol):
     def adopt(self, profile: GameProfile, why: str, **fields: object) -> None: ...
 
     def _log(self, event: str, **fields: object) -> None: ...
+
+    def level_ended(self, records: Any) -> PlaySummary | None: ...
 
     def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary: ...  # fmt: skip
 
@@ -70,7 +85,10 @@ class ScreenHandler:
         self._grower: Any = None
         self._grower_for: object = None
         self._unrecognised_since: float | None = None
-        self._back_did_nothing: set[str] = set()  # screens (hashes) where Back changed nothing
+        self._back_did_nothing: set[str] = set()  # screens (signatures) where Back changed nothing
+        self._led_nowhere: dict[tuple[str, str, tuple[int, int]], int] = {}  # (screen, label, point) -> taps in vain
+        self._waiting: dict[str, float] = {}  # a screen kind waited on (an ad's countdown) -> since when
+        self._last_logged = ""  # the signature of the last screen journaled
 
     # -- helpers ------------------------------------------------------------------------
     def ocr(self) -> Any:
@@ -156,6 +174,9 @@ class ScreenHandler:
             loop._log("check", index=loop.pending.index, verdict="unverified",
                       detail="the board changed shape before the move's result showed (a new level)")  # fmt: skip
             loop.pending = None
+        if loop.options.level_life:
+            if loop.level_ended(loop.levels.new_board(loop.clock.now())) is not None:  # another board: another level
+                return True  # --levels reached: the run has stopped
         loop.adopt(found.profile, found.reason, new_classes=list(found.new_classes))
         loop.summary.boards_found += 1
         if isinstance(loop.player, Learns):
@@ -163,9 +184,12 @@ class ScreenHandler:
         return True
 
     # -- a screen that is no playable board ------------------------------------------------------
-    def handle(self, frame: np.ndarray, read: BoardRead[Any] | None, board_readable: bool = False) -> PlaySummary | bool:
+    def handle(self, frame: np.ndarray, read: BoardRead[Any] | None, board_readable: bool = False,
+               moving: bool = False) -> PlaySummary | bool:  # fmt: skip
         """Act on the screen: True when something was done (look again), False when nothing
-        could be (wait), or the run's stop."""
+        could be done yet (wait), or the run's stop. `moving`: the screen has not come to
+        rest (an ad's art, an animated sky): it is classified all the same, and never taken
+        for a new board."""
         from agent.vision.screens import classify_screen, screen_hash
 
         loop = self.loop
@@ -177,10 +201,7 @@ class ScreenHandler:
         now = loop.clock.now()
         foreground = self._foreground()
         digest = screen_hash(frame)
-        if not board_readable:
-            same_for = loop.guards.same_screen_for(now, digest)
-            if same_for >= loop.options.stuck_timeout_s:
-                return loop._stop(f"the same screen for {same_for:.0f} s with nothing played", "stuck")
+        if not board_readable and not moving:
             in_game = foreground is None or loop.profile.package is None or foreground == loop.profile.package
             # A new level's board is looked for only where no dialog covers the old one: the
             # visible part of a covered board is not a new board.
@@ -192,21 +213,39 @@ class ScreenHandler:
         action = verdict.action
         if verdict.kind == "board" or (board_readable and action is None):
             return False
+        seen = _Seen.of(verdict, digest, frame)
+        if not board_readable:
+            # "The same screen" by what it shows (its kind and its buttons' words), not by its
+            # pixels: an animated background changes every frame of a card that stays.
+            same_for = loop.guards.same_screen_for(now, seen.signature)
+            if same_for >= loop.options.stuck_timeout_s:
+                return loop._stop(f"the same screen for {same_for:.0f} s with nothing played ({verdict.reason})",
+                                  "stuck")  # fmt: skip
         loop.summary.screens[verdict.kind] += 1
-        loop._log("screen", kind=verdict.kind, reason=verdict.reason, hash=digest, taught=verdict.taught,
-                  foreground=foreground,  # what the phone said: a replay answers the same
-                  action=None if action is None else {"kind": action.kind, "point": action.point,
-                                                      "label": action.label, "why": action.why},
-                  refused=list(verdict.refused), words=[w.text for w in verdict.words][:24])  # fmt: skip
+        if loop.options.level_life:
+            stop = self._levels_seen(frame, verdict, now)
+            if stop is not None:
+                return stop
+        action = self._choose(verdict, seen, frame)
+        # the same screen waited on (nothing to tap yet, an ad's countdown): said once
+        quiet = (action is None or action.kind == "wait") and seen.signature == self._last_logged
+        self._last_logged = seen.signature
+        if not quiet:
+            self._log_screen(verdict, seen, action, digest, foreground, moving)
         if action is None:
-            since = self._unrecognised_since = self._unrecognised_since or now
-            if now - since >= loop.timeouts.unreadable_s:
-                return loop._stop(f"a screen the agent does not recognise ({verdict.reason}): it taps nothing "
-                                  "there; teach it with `agent screens add --image FRAME --tap X,Y`",
-                                  "unrecognised")  # fmt: skip
-            return False
+            return self._nothing_to_do(now, verdict, seen)
         self._unrecognised_since = None
         device = loop.device
+        if action.kind == "wait":
+            # An ad's close control comes after its countdown: wait for it; Back once waiting
+            # has gone on longer than any countdown would.
+            since = self._waiting.setdefault(seen.signature_kind, now)
+            if now - since < AD_WAIT_S or not isinstance(device, AppControl):
+                loop.clock.sleep(max(0.3, loop.timeouts.poll_s))
+                return False
+            action = Action("back", None, "Back", f"waited {now - since:.0f} s for a close control: trying Back")
+        else:
+            self._waiting.pop(seen.signature_kind, None)
         if action.kind == "launch":
             if not loop.options.launch:
                 return loop._stop(f"another app is in front ({foreground}): run with --launch to bring the game "
@@ -218,12 +257,11 @@ class ScreenHandler:
             loop._log("launch", package=loop.profile.package)
             self._wait_screen_change(frame)
             return True
-        if action.kind == "back" and (digest in self._back_did_nothing or not isinstance(device, AppControl)):
-            # Back already did nothing here, or there is no Back key: nothing more to try;
-            # the loop's unreadable timeout stops the run with what it saw.
-            return False
+        if action.kind == "back" and (seen.signature in self._back_did_nothing or not isinstance(device, AppControl)):
+            # Back already did nothing here, or there is no Back key: nothing more to try.
+            return self._nothing_to_do(now, verdict, seen)
         point = action.point if action.kind == "tap" and action.point is not None else (-1, -1)
-        if loop.guards.tap_repeats(digest, point):
+        if loop.guards.tap_repeats(seen.signature, point):
             what = f"tap at {point}" if action.kind == "tap" else "Back"
             return loop._stop(f"the same {what} on the same screen {loop.guards.same_tap_limit} times did not get "
                               f"past it ({verdict.reason})", "loop")  # fmt: skip
@@ -231,11 +269,158 @@ class ScreenHandler:
             device.tap(*point)
         elif isinstance(device, AppControl):
             device.back()
-        changed = self._wait_screen_change(frame)
+        region = seen.region_of(action)
+        changed, where = self._wait_local_change(frame, region)
+        key = (seen.signature, action.label, _rounded(point, frame))
         if changed:
             loop.summary.dialogs_closed += 1
-        elif action.kind == "back":
-            self._back_did_nothing.add(digest)
+            self._led_nowhere.pop(key, None)
+        else:
+            self._led_nowhere[key] = self._led_nowhere.get(key, 0) + 1
+            if action.kind == "back":
+                self._back_did_nothing.add(seen.signature)
         loop._log("dismissed", kind=action.kind, point=list(point) if action.kind == "tap" else None,
-                  label=action.label, changed=changed)  # fmt: skip
+                  label=action.label, why=action.why, changed=changed, where=where,
+                  **({"region": list(region)} if region is not None else {}))  # fmt: skip
         return True
+
+    def _nothing_to_do(self, now: float, verdict: Any, seen: "_Seen") -> PlaySummary | bool:
+        """A screen with no way on the agent may take: waited on for the unreadable timeout
+        (it may change by itself), then the run stops saying why, with its frames."""
+        loop = self.loop
+        if self._unrecognised_since is None:
+            self._unrecognised_since = now
+        if now - self._unrecognised_since < loop.timeouts.unreadable_s:
+            return False
+        blocked = getattr(verdict, "blocked", None)
+        if blocked or (verdict.refused and not seen.safe_seen):
+            return loop._stop(f"the only ways on from this screen are forbidden ({blocked or verdict.reason}): it "
+                              "taps none of them; close it by hand, or teach the screen with `agent screens add "
+                              "--image FRAME --tap X,Y`", "unrecognised")  # fmt: skip
+        return loop._stop(f"a screen the agent does not recognise ({verdict.reason}): it taps nothing there; teach "
+                          "it with `agent screens add --image FRAME --tap X,Y`", "unrecognised")  # fmt: skip
+
+    def _log_screen(self, verdict: Any, seen: "_Seen", action: Any, digest: str, foreground: str | None,
+                    moving: bool) -> None:  # fmt: skip
+        """The journal's line for a screen: its kind, the buttons seen (words, boxes, safe or
+        forbidden and why), the action chosen and why."""
+        self.loop._log("screen", kind=verdict.kind, reason=verdict.reason, hash=digest, taught=verdict.taught,
+                       foreground=foreground,  # what the phone said: a replay answers the same
+                       action=None if action is None else {"kind": action.kind, "point": action.point,
+                                                           "label": action.label, "why": action.why},
+                       refused=list(verdict.refused), words=[w.text for w in verdict.words][:24],
+                       buttons=seen.buttons, moving=moving,
+                       **{k: v for k, v in (("outcome", seen.outcome), ("level", seen.level), ("panel", seen.panel),
+                                            ("countdown", seen.countdown)) if v is not None})  # fmt: skip
+
+    def _levels_seen(self, frame: np.ndarray, verdict: Any, now: float) -> PlaySummary | None:
+        """What a screen between (or over) levels says: the level won or lost, a level's
+        number, an intro card's goal."""
+        loop = self.loop
+        outcome, level = getattr(verdict, "outcome", None), getattr(verdict, "level", None)
+        stop = loop.level_ended(loop.levels.screen(outcome, level, None, now, verdict.kind))
+        if stop is not None:
+            return stop
+        if verdict.kind in ("intro", "card", "covered") and verdict.words:
+            goal = _goal_on(frame, verdict.words, loop.profile)
+            if goal is not None:
+                loop.levels.goal(goal, now)
+                loop._log("goal", source=verdict.kind, **goal.as_dict())
+        return None
+
+    def _choose(self, verdict: Any, seen: "_Seen", frame: np.ndarray) -> Any:
+        """The verdict's best action, but not a button that led nowhere twice on this screen."""
+        ranked = list(getattr(verdict, "ranked", ()) or ([] if verdict.action is None else [verdict.action]))
+        for action in ranked:
+            point = action.point if action.kind == "tap" and action.point is not None else (-1, -1)
+            if self._led_nowhere.get((seen.signature, action.label, _rounded(point, frame)), 0) >= NOWHERE_LIMIT:
+                continue
+            return action
+        return None if ranked else verdict.action
+
+    def _wait_local_change(self, before: np.ndarray, region: tuple[int, int, int, int] | None) -> tuple[bool, str]:
+        """Whether the screen changed where it matters after a tap or Back: the dialog (or the
+        button) changed, or another app came; never the whole frame, which an animated
+        background changes all the time. (changed, where it was seen)."""
+        loop = self.loop
+        deadline = loop.clock.now() + 2 * loop.timeouts.change_s
+        while loop.clock.now() < deadline:
+            loop.clock.sleep(max(loop.timeouts.poll_s, 0.05))
+            frame = loop.capture()
+            if frame.shape != before.shape:
+                return True, "screen size"
+            if region is None:
+                if changed_share(frame, before) >= STILL_SHARE:
+                    return True, "screen"
+                continue
+            x0, y0, x1, y1 = region
+            a, b = frame[y0:y1, x0:x1], before[y0:y1, x0:x1]
+            if a.size and changed_share(a, b) >= LOCAL_CHANGE:
+                return True, "dialog"
+        return False, "nowhere"
+
+
+def _rounded(point: tuple[int, int], frame: Any) -> tuple[int, int]:
+    """A tap point on a coarse grid (a fortieth of the screen): the same button read a pixel
+    or two apart is the same button."""
+    if frame is None or not hasattr(frame, "shape") or point == (-1, -1):
+        return point
+    h, w = frame.shape[:2]
+    return (int(point[0] * 40 // max(1, w)), int(point[1] * 40 // max(1, h)))
+
+
+def _goal_on(frame: np.ndarray, words: Any, profile: GameProfile) -> Goal | None:
+    """The level's goal as a card shows it, when the goal reader is there to read it."""
+    try:
+        from agent.vision.goal_read import read_goal
+    except ImportError:
+        return None
+    goal = read_goal(frame, list(words), profile)
+    return goal if isinstance(goal, Goal) else None
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """A verdict as the journal and the guards see it."""
+
+    signature: str  # the screen by what it shows: its kind and its buttons' words
+    signature_kind: str
+    buttons: list[dict[str, object]]
+    safe_seen: bool
+    outcome: str | None
+    level: int | None
+    panel: list[int] | None
+    countdown: int | None
+
+    @classmethod
+    def of(cls, verdict: Any, digest: str, frame: np.ndarray) -> "_Seen":
+        seen = list(getattr(verdict, "buttons", ()) or ())
+        buttons = [{"text": b.text, "box": list(b.box), "verdict": b.verdict, "why": b.why} for b in seen][:24]
+        words = sorted({b["text"].lower() for b in buttons if b["text"]}) or sorted(
+            {w.text.lower() for w in verdict.words if len(w.text) > 1})[:12]  # fmt: skip
+        panel = getattr(verdict, "panel", None)
+        if not words and panel is not None:
+            # with no words at all, a hash tells one screen from another: the dialog's own,
+            # which an animated background around it does not change
+            from agent.vision.screens import screen_hash
+
+            x0, y0, x1, y1 = (int(v) for v in panel)
+            crop = frame[max(0, y0):max(y0 + 1, y1), max(0, x0):max(x0 + 1, x1)]
+            digest = screen_hash(crop) if crop.size else digest
+        signature = f"{verdict.kind}:{'|'.join(words)}" if words else f"{verdict.kind}#{digest}"
+        return cls(signature, str(verdict.kind), buttons, any(b["verdict"] == "safe" for b in buttons),
+                   getattr(verdict, "outcome", None), getattr(verdict, "level", None),
+                   None if panel is None else [int(v) for v in panel], getattr(verdict, "countdown", None))  # fmt: skip
+
+    def region_of(self, action: Any) -> tuple[int, int, int, int] | None:
+        """Where to judge whether the action did something: the dialog's box, else the
+        tapped button's, else the whole screen (None)."""
+        if self.panel is not None:
+            x0, y0, x1, y1 = self.panel
+            return (x0, y0, x1, y1)
+        if action.kind == "tap" and action.point is not None:
+            for b in self.buttons:
+                x0, y0, x1, y1 = (int(v) for v in b["box"])  # type: ignore[attr-defined]
+                if x0 <= action.point[0] < x1 and y0 <= action.point[1] < y1:
+                    return (x0, y0, x1, y1)
+        return None

@@ -47,6 +47,12 @@ class PlaySummary:
     looks_learned: int = 0  # classes learned during the run
     launches: int = 0  # the game started or brought back to the front
     recording: dict[str, Any] = field(default_factory=dict)  # frames kept and their size (--record)
+    # A game of levels: one row per level attempt (agent.play.levels.LevelRecord.as_dict)
+    levels: list[dict[str, Any]] = field(default_factory=list)
+    levels_won: int = 0
+    levels_lost: int = 0
+    level: int | None = None  # the level being played, as read
+    goal: dict[str, Any] = field(default_factory=dict)  # its goal's progress (a goal-aware player's count)
 
     @property
     def confirmed(self) -> int:
@@ -74,6 +80,9 @@ class PlaySummary:
             "capture_ms": self.capture_ms, "screens": dict(self.screens), "dialogs_closed": self.dialogs_closed,
             "boards_found": self.boards_found, "looks_learned": self.looks_learned, "launches": self.launches,
             **({"recording": self.recording} if self.recording else {}),
+            **({"levels": self.levels, "levels_won": self.levels_won, "levels_lost": self.levels_lost}
+               if self.levels else {}),
+            **({"level": self.level} if self.level is not None else {}), **({"goal": self.goal} if self.goal else {}),
         }  # fmt: skip
 
     @property

@@ -257,6 +257,8 @@ class LiveView:
             "confirmed": s.get("confirmed", 0), "checks": dict(checks), "elapsed_s": round(elapsed, 1),
             "captures": max(self.count, int(s.get("captures") or 0)), "capture_ms": s.get("capture_ms"),
             "score": s.get("score"), "moves_left": s.get("moves_left"),
+            "level": s.get("level"), "levels_won": s.get("levels_won"), "levels_lost": s.get("levels_lost"),
+            "goal": s.get("goal"),
             "stopped": stopped, "stop_reason": s.get("stop_reason") or None, "stop_kind": s.get("stop_kind") or None,
             "capture": frame_count if frame_count is not None else (encoded.count if encoded else 0),
             "closing": self.closing.is_set(), "overlay": o.seq, "move": o.move, "index": o.index, "verdict": o.verdict, "detail": o.detail,
@@ -526,6 +528,11 @@ function showState(panel, st) {
   set("captures", String(st.captures));
   set("capture_ms", st.capture_ms == null ? "-" : Number(st.capture_ms).toFixed(0) + " ms");
   set("score", st.score == null ? "-" : String(st.score));
+  set("level", (st.level == null ? "-" : String(st.level)) +
+      (st.levels_won == null ? "" : " (" + st.levels_won + " won, " + (st.levels_lost || 0) + " lost)"));
+  const g = st.goal;
+  set("goal", !g ? "-" : g.goal + (g.colour ? " " + g.colour : "") + " " + (g.target == null ? "?" : g.target) +
+      (g.left == null ? "" : ", " + g.left + " left") + (g.made == null ? "" : ", " + g.made + " by the agent"));
   set("last", st.index == null ? "-" : "move " + st.index + (st.move ? " " + st.move : "") +
       (st.verdict ? ": " + st.verdict + (st.detail ? " (" + st.detail + ")" : "") : ""));
   set("status", st.stopped ? "stopped: " + st.stop_reason : "playing");
@@ -587,7 +594,7 @@ h1 { font-size: 16px; margin: 4px; }
 
 NUMBERS = (("status", "status"), ("moves", "moves made"), ("confirmed", "confirmed"), ("checks", "checks"),
            ("last", "last move"), ("elapsed", "elapsed"), ("captures", "captures"), ("capture_ms", "a capture"),
-           ("capture", "frame shown"), ("score", "score"))  # fmt: skip
+           ("capture", "frame shown"), ("score", "score"), ("level", "level"), ("goal", "goal"))  # fmt: skip
 
 
 def numbers_table() -> str:

@@ -172,6 +172,7 @@ class Session:
     evidence: list[Picture] = field(default_factory=list)
     charts: list[tuple[str, str, dict[str, float] | None]] = field(default_factory=list)  # title, svg, figures
     numbers: set[int] = field(default_factory=set)  # the moves' numbers so far
+    levels: dict[int, dict[str, Any]] = field(default_factory=dict)  # a game of levels: its "level" lines by index
 
     def header(self) -> list[tuple[str, str]]:
         s = self.start
@@ -195,13 +196,30 @@ class Session:
         return [(k, flat(self.stop[k])) for k in ("reason", "kind", "finished", "signal", "recording")
                 if k in self.stop]  # fmt: skip
 
+    def level_table(self) -> list[list[str]]:
+        """One row per level attempt (its last line: an outcome the next level told comes later)."""
+        rows = []
+        for _, r in sorted(self.levels.items()):
+            goal = r.get("goal")
+            goal_text = "-"
+            if isinstance(goal, dict):
+                goal_text = f"{goal.get('kind', '?')} {goal.get('target') if goal.get('target') is not None else '?'}"
+                goal_text += f" {goal['colour']}" if goal.get("colour") else ""
+            won = r.get("won")
+            rows.append([flat(r.get("index")), "?" if r.get("level") is None else flat(r.get("level")), goal_text,
+                         flat(r.get("moves")), "won" if won is True else "lost" if won is False else "?",
+                         "-" if r.get("score") is None else flat(r.get("score")), flat(r.get("retries", 0)),
+                         flat(r.get("how") or "-")])  # fmt: skip
+        return rows
+
     def stop_summary(self) -> list[tuple[str, str]]:
         """The run's summary as the stop line has it, less what the stop rows say."""
         summary = (self.stop or {}).get("summary")
         if not isinstance(summary, dict):
             return []
         return [(k.replace("_", " "), flat(v)) for k, v in summary.items()
-                if k not in ("stop_reason", "stop_kind", "finished", "signal", "first_board") and v not in ({}, [])]  # fmt: skip
+                if k not in ("stop_reason", "stop_kind", "finished", "signal", "first_board", "levels")
+                and v not in ({}, [])]  # fmt: skip
 
 
 @dataclass
@@ -417,6 +435,8 @@ def _sessions(lines: list[dict[str, Any]], prefix: str) -> list[Session]:
             move.check = line
         elif kind == "stop":
             session.stop = line
+        elif kind == "level" and isinstance(line.get("index"), int):
+            session.levels[int(line["index"])] = line
         elif kind in _COUNTED:
             if move is not None:
                 move.moving += 1

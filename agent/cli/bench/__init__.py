@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from agent.cli.bench import capture, farm, lightsout, lines, play, realshots, record, solve, unattended, unseen, vision
+from agent.cli.bench import (
+    capture, farm, levels, lightsout, lines, play, realshots, record, solve, unattended, unseen, vision,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: each prints its figures.")
 app.command("capture")(capture.bench_capture)
@@ -18,3 +20,4 @@ app.command("lightsout")(lightsout.bench_lightsout)
 app.command("unseen")(unseen.bench_unseen_cmd)
 app.command("unattended")(unattended.bench_unattended)
 app.command("record")(record.bench_record)
+app.command("levels")(levels.bench_levels)

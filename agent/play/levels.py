@@ -1,0 +1,252 @@
+"""A run on a real game is a session of levels: when one ends, what it was, and how it ended.
+
+A level ends when the header's move counter reads 0 after the agent has moved in it, when
+its goal reads as met, when a card says the level was won or lost, or when another level
+(its number read, or a board of another shape) comes. A level's outcome is taken from
+what the game said, in this order: the card (its words: "Level complete", "Out of
+moves"), the goal read as met, then what came next (a higher level number: won; the same
+number again: lost and retried). When nothing tells, the outcome stays unknown rather than
+guessed.
+
+Each attempt at a level is one record (`LevelRecord`): the level number as read, its
+goal, the moves the agent made in it, won or lost, the score as read, and how many times
+this run had tried the level before (its retries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.games.base import Status
+from agent.vision.goal import Goal
+
+# A move counter at 0 is believed only when read so this many times in a row: one
+# reading of a "0" is an OCR slip as often as not (an "8" or an "O").
+ZERO_READS = 2
+
+
+@dataclass
+class LevelRecord:
+    index: int  # 1-based: the run's n-th level attempt
+    level: int | None  # the level number as read (header, intro card, map, card)
+    started_t: float
+    goal: Goal | None = None
+    moves: int = 0  # the agent's moves in this attempt
+    score: int | None = None  # the last score read on its header or card
+    won: bool | None = None  # None: ended, but nothing told how; or not ended yet
+    how: str = ""  # what told the outcome
+    retries: int = 0  # earlier attempts at this level number in this run
+    ended_t: float | None = None
+    ending: str = ""  # why the level is over, before its outcome is known
+
+    @property
+    def open(self) -> bool:
+        return self.ended_t is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "level": self.level, "goal": None if self.goal is None else self.goal.as_dict(),
+            "moves": self.moves, "won": self.won, "score": self.score, "retries": self.retries, "how": self.how,
+            "seconds": None if self.ended_t is None else round(self.ended_t - self.started_t, 2),
+        }  # fmt: skip
+
+
+@dataclass
+class LevelTracker:
+    """Follows the levels of one run from what the loop reads and does."""
+
+    records: list[LevelRecord] = field(default_factory=list)
+    _zeros: int = 0
+    _last_number: int | None = None  # the last level number read anywhere
+    _next_number: int | None = None  # a number read between levels (a map, an intro card)
+    _pending_goal: Goal | None = None  # a goal read between levels (an intro card), for the next one
+    _last_status: Status | None = None  # the header reading last counted (one reading stands for a few frames)
+    _other_level: tuple[int | None, int] = (None, 0)  # another level number on the header, and readings of it
+
+    # -- what the loop reads -------------------------------------------------------------
+    @property
+    def current(self) -> LevelRecord | None:
+        return self.records[-1] if self.records and self.records[-1].open else None
+
+    @property
+    def won(self) -> int:
+        return sum(1 for r in self.records if r.won is True)
+
+    @property
+    def lost(self) -> int:
+        return sum(1 for r in self.records if r.won is False)
+
+    @property
+    def ending(self) -> str:
+        """Why the current level is over (its card not seen yet), or "" while it is played."""
+        cur = self.current
+        return "" if cur is None else cur.ending
+
+    def board(self, t: float) -> LevelRecord | None:
+        """A playable board is up: a level is being played (a new attempt if none is open).
+        Returns a record that this closed (a previous level), if any."""
+        closed = None
+        cur = self.current
+        if cur is not None and cur.ending and cur.moves > 0 and self._next_number is not None \
+                and self._next_number != cur.level:
+            closed = self._close(cur, t, None, "")  # a new level's number came between
+        if self.current is None:
+            self._open(t, self._next_number)
+        self._next_number = None
+        return closed
+
+    def status(self, status: Status | None, t: float) -> list[LevelRecord]:
+        """The header as read on a board: its level, score, moves left and goal. Returns the
+        records this closed (a level whose number changed under the agent)."""
+        closed: list[LevelRecord] = []
+        cur = self.current
+        if status is None or cur is None:
+            return closed
+        fresh, self._last_status = status is not self._last_status, status
+        if status.level is not None and cur.level is not None and status.level != cur.level and fresh:
+            # another number: believed once read twice in a row (a 3 read as an 8 is no new level)
+            n, times = self._other_level
+            self._other_level = (status.level, times + 1 if n == status.level else 1)
+        elif fresh:
+            self._other_level = (None, 0)
+        if status.level is not None and (cur.level is None or status.level == cur.level
+                                         or self._other_level[1] >= ZERO_READS):
+            if cur.moves == 0 and cur.level != status.level:
+                self._number(cur, status.level)  # the header names the level about to be played
+            elif cur.level is not None and status.level != cur.level and cur.moves > 0:
+                # the header shows another level: the last one ended while the agent looked away
+                won = status.level > cur.level
+                closed.append(self._close(cur, t, won, f"the header's level went from {cur.level} to {status.level}"))
+                self._open(t, status.level)
+                self._other_level = (None, 0)
+                cur = self.current
+                assert cur is not None
+            self._last_number = status.level
+        if status.score is not None:
+            cur.score = status.score
+        if status.goal is not None:
+            cur.goal = _merged(cur.goal, status.goal)
+            if cur.goal.left == 0 and cur.moves > 0 and not cur.ending:
+                cur.ending = "the goal reads as met"
+        if status.moves_left == 0 and cur.moves > 0:
+            self._zeros += 1 if fresh else 0
+            if self._zeros >= ZERO_READS and not cur.ending:
+                cur.ending = "the move counter reads 0"
+        elif status.moves_left is not None:
+            self._zeros = 0
+        return closed
+
+    def zero_doubted(self, status: Status | None) -> bool:
+        """A counter at 0 that is no level's end (yet): read before any move of this level,
+        or read once only."""
+        if status is None or status.moves_left != 0:
+            return False
+        cur = self.current
+        return cur is None or cur.moves == 0 or self._zeros < ZERO_READS
+
+    def moved(self) -> None:
+        cur = self.current
+        if cur is not None:
+            cur.moves += 1
+
+    def goal(self, goal: Goal, t: float) -> None:
+        """The goal read off an intro card (before its level's board)."""
+        cur = self.current
+        if cur is not None and cur.moves == 0:
+            cur.goal = _merged(cur.goal, goal)
+        else:
+            self._pending_goal = goal
+
+    def screen(self, outcome: str | None, level: int | None, score: int | None, t: float,
+               kind: str = "card") -> LevelRecord | None:  # fmt: skip
+        """A card, map or intro card was seen: its words say won or lost, or name a level.
+        Returns the record this closed, if any. A screen with no board on it after the
+        agent moved ends the level (`kind` "card", "map", "intro"); a dialog over the board
+        ("covered": a tip, an offer) does not, unless its words say how the level ended."""
+        cur = self.current
+        if level is not None:
+            self._last_number = level
+        if outcome in ("won", "lost") and cur is not None and cur.moves > 0:
+            if score is not None:
+                cur.score = score
+            return self._close(cur, t, outcome == "won", f"the card says the level was {outcome}")
+        if level is not None and cur is not None and cur.moves == 0 and cur.level is None:
+            self._number(cur, level)
+        elif level is not None and (cur is None or cur.moves > 0):
+            self._next_number = level
+        if cur is not None and cur.moves > 0 and not cur.ending and outcome is None and kind in ("card", "map", "intro"):
+            cur.ending = f"a {kind} screen came after the board"
+        return None
+
+    def new_board(self, t: float) -> LevelRecord | None:
+        """The board changed shape or place: a new level, whatever the last one did."""
+        cur = self.current
+        if cur is None or cur.moves == 0:
+            return None
+        return self._close(cur, t, None, "")
+
+    def finish(self, t: float) -> LevelRecord | None:
+        """The run stops: the level being played is left open-ended (won stays None) unless
+        what was read already says how it ended."""
+        cur = self.current
+        if cur is None or cur.moves == 0:
+            if cur is not None:
+                self.records.pop()  # a level the agent never moved in is no attempt
+            return None
+        return self._close(cur, t, None, "")
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _number(self, rec: LevelRecord, number: int) -> None:
+        rec.level = number
+        rec.retries = sum(1 for r in self.records if r is not rec and r.level == number)
+
+    def _open(self, t: float, number: int | None) -> None:
+        rec = LevelRecord(len(self.records) + 1, None, t)
+        if number is not None:
+            self._number(rec, number)
+        if self._pending_goal is not None:
+            rec.goal, self._pending_goal = self._pending_goal, None
+        self.records.append(rec)
+        self._zeros = 0
+
+    def _close(self, rec: LevelRecord, t: float, won: bool | None, how: str) -> LevelRecord:
+        rec.ended_t = t
+        if won is None:
+            won, how = self._inferred(rec)
+        rec.won, rec.how = won, how
+        self._zeros = 0
+        return rec
+
+    def _inferred(self, rec: LevelRecord) -> tuple[bool | None, str]:
+        """How a level ended when no card said it: its goal read as met, else nothing known yet
+        (`resolve` looks again once the next level's number is read)."""
+        if rec.goal is not None and rec.goal.left == 0:
+            return True, "its goal read as met"
+        if rec.goal is not None and rec.goal.kind == "score" and rec.goal.target is not None \
+                and rec.score is not None and rec.score >= rec.goal.target:
+            return True, f"its score {rec.score} reached the target {rec.goal.target}"
+        return None, rec.ending
+
+    def resolve(self) -> list[LevelRecord]:
+        """Levels whose outcome was unknown, told now by the number of the level that came
+        after them (higher: won; the same again: lost and retried)."""
+        out = []
+        for i, rec in enumerate(self.records[:-1]):
+            nxt = self.records[i + 1]
+            if rec.won is None and not rec.open and rec.level is not None and nxt.level is not None:
+                rec.won = nxt.level > rec.level
+                rec.how = (f"the next level was {nxt.level}" if rec.won
+                           else f"level {rec.level} came again")  # fmt: skip
+                out.append(rec)
+        return out
+
+
+def _merged(old: Goal | None, new: Goal) -> Goal:
+    """A goal read again: what this reading lacks is kept from the last (the intro card
+    names the colour, the header only counts down)."""
+    if old is None or old.kind != new.kind:
+        return new
+    return Goal(new.kind, new.target if new.target is not None else old.target,
+                new.left if new.left is not None else old.left,
+                new.colour if new.colour is not None else old.colour, new.text or old.text)  # fmt: skip

@@ -1,0 +1,116 @@
+"""A run of a game of levels: when a level ends, and how it ended (agent.play.levels)."""
+
+from __future__ import annotations
+
+from agent.games.base import Status
+from agent.play.levels import ZERO_READS, LevelTracker
+from agent.vision.goal import Goal
+
+
+def _played(tr: LevelTracker, t: float, moves: int, level: int | None = None, left: int = 10) -> None:
+    tr.board(t)
+    tr.status(Status(moves_left=left, score=0, level=level), t)
+    for _ in range(moves):
+        tr.moved()
+
+
+def test_a_move_counter_at_0_ends_the_level_not_the_run_and_the_card_says_won():
+    tr = LevelTracker()
+    _played(tr, 0.0, 15, level=1)
+    for i in range(ZERO_READS):
+        assert not tr.ending
+        tr.status(Status(moves_left=0, score=900, level=1), 1.0 + i)
+    assert tr.ending == "the move counter reads 0"
+    rec = tr.screen("won", None, None, 5.0, "covered")
+    assert rec is not None and rec.won is True and rec.moves == 15 and rec.score == 900 and rec.level == 1
+    assert tr.current is None and tr.won == 1 and tr.lost == 0
+
+
+def test_one_zero_or_a_zero_before_any_move_is_doubted():
+    tr = LevelTracker()
+    tr.board(0.0)
+    zero = Status(moves_left=0, score=0, level=3)
+    tr.status(zero, 0.0)
+    assert tr.zero_doubted(zero) and not tr.ending  # no move made in this level yet
+    tr.moved()
+    zero = Status(moves_left=0, score=0, level=3)
+    tr.status(zero, 1.0)
+    assert tr.zero_doubted(zero) and not tr.ending  # read once only
+    tr.status(zero, 1.5)  # the same reading again (the header is read every few frames): still once
+    assert tr.zero_doubted(zero) and not tr.ending
+    zero = Status(moves_left=0, score=0, level=3)
+    tr.status(zero, 2.0)
+    assert not tr.zero_doubted(zero) and tr.ending
+
+
+def test_a_failed_level_then_the_same_level_again_counts_a_retry():
+    tr = LevelTracker()
+    _played(tr, 0.0, 20, level=4)
+    lost = tr.screen("lost", None, None, 3.0)
+    assert lost is not None and lost.won is False
+    _played(tr, 4.0, 12, level=4)
+    assert tr.current is not None and tr.current.retries == 1
+    won = tr.screen("won", None, None, 9.0)
+    assert won is not None and won.won and won.retries == 1
+    assert (tr.won, tr.lost) == (1, 1)
+
+
+def test_without_a_card_the_next_level_number_tells_the_outcome():
+    tr = LevelTracker()
+    _played(tr, 0.0, 9, level=2)
+    closed = tr.new_board(5.0)  # a board of another shape: a new level
+    assert closed is not None and closed.won is None
+    _played(tr, 6.0, 1, level=3)
+    resolved = tr.resolve()
+    assert resolved == [closed] and closed.won is True and "next level was 3" in closed.how
+    _played(tr, 7.0, 0)
+    closed2 = tr.new_board(8.0)
+    assert closed2 is not None  # the level of 1 move ended too
+    _played(tr, 9.0, 1, level=3)
+    tr.resolve()
+    assert closed2.won is False and "came again" in closed2.how
+
+
+def test_the_header_level_changing_under_the_agent_ends_the_level():
+    tr = LevelTracker()
+    _played(tr, 0.0, 5, level=6)
+    assert tr.status(Status(moves_left=20, score=0, level=8), 2.0) == []  # once: a misread, maybe
+    assert tr.status(Status(moves_left=20, score=0, level=7), 2.5) == []
+    closed = tr.status(Status(moves_left=20, score=0, level=7), 3.0)
+    assert [r.level for r in closed] == [6] and closed[0].won is True
+    assert tr.current is not None and tr.current.level == 7 and tr.current.moves == 0
+
+
+def test_a_goal_read_as_met_ends_the_level_as_won_when_no_card_says_otherwise():
+    tr = LevelTracker()
+    tr.board(0.0)
+    tr.status(Status(moves_left=20, score=0, level=1, goal=Goal("collect", 12, 12, "B")), 0.0)
+    tr.moved()
+    tr.status(Status(moves_left=19, score=60, level=1, goal=Goal("collect", None, 0)), 1.0)
+    assert tr.ending == "the goal reads as met"
+    cur = tr.current
+    assert cur is not None and cur.goal == Goal("collect", 12, 0, "B")  # the colour kept from the first reading
+    closed = tr.new_board(2.0)
+    assert closed is not None and closed.won is True and "goal" in closed.how
+
+
+def test_an_intro_cards_goal_goes_to_the_next_level_and_a_dialog_over_the_board_ends_nothing():
+    tr = LevelTracker()
+    _played(tr, 0.0, 3, level=1)
+    assert tr.screen(None, None, None, 1.0, "covered") is None and not tr.ending  # a tip over the board
+    tr.screen("won", None, None, 2.0)
+    tr.screen(None, 2, None, 3.0, "intro")
+    tr.goal(Goal("break", 20), 3.0)
+    tr.board(4.0)
+    cur = tr.current
+    assert cur is not None and cur.level == 2 and cur.goal == Goal("break", 20)
+
+
+def test_the_run_stopping_mid_level_leaves_it_open_ended_and_an_unplayed_level_is_no_attempt():
+    tr = LevelTracker()
+    _played(tr, 0.0, 4, level=1)
+    rec = tr.finish(2.0)
+    assert rec is not None and rec.won is None and rec.as_dict()["moves"] == 4
+    tr2 = LevelTracker()
+    tr2.board(0.0)
+    assert tr2.finish(1.0) is None and tr2.records == []

@@ -1,0 +1,203 @@
+"""What the play loop does with a screen that is no board (agent.play.screens): a button that
+led nowhere twice is not tapped a third time, a change is judged on the dialog and not on
+an animated background, an ad's countdown is waited for, and a screen whose only ways on
+are forbidden stops the run saying so."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+import agent.vision.screens as vision_screens
+from agent.device.clock import ManualClock
+from agent.play.guards import Guards
+from agent.play.levels import LevelTracker
+from agent.play.pacing import CaptureMeter, Timeouts
+from agent.play.screens import NOWHERE_LIMIT, ScreenHandler
+from agent.play.stats import PlaySummary
+from agent.vision.profile import GameProfile
+from agent.vision.screens import Action, ScreenVerdict
+
+W, H = 400, 800
+PANEL = (80, 250, 320, 550)
+
+
+class Phone:
+    """A screen with a dialog whose buttons do what `effects` says; the sky behind moves."""
+
+    def __init__(self, clock: ManualClock, effects: dict[tuple[int, int], str]) -> None:
+        self.clock, self.effects, self.taps, self.backs = clock, effects, [], 0
+        self.dialog = True
+        self.serial, self.model = "fake", "fake"
+
+    def screen_size(self) -> tuple[int, int]:
+        return W, H
+
+    def screencap(self) -> np.ndarray:
+        img = np.zeros((H, W, 3), np.uint8)
+        # an animated sky: every frame differs over most of the screen
+        img[:] = (int(self.clock.now() * 37) % 200, 80, 120)
+        if self.dialog:
+            x0, y0, x1, y1 = PANEL
+            img[y0:y1, x0:x1] = 230
+        return img
+
+    def tap(self, x: int, y: int) -> None:
+        self.taps.append((x, y))
+        if self.effects.get((x, y)) == "close":
+            self.dialog = False
+
+    def swipe(self, *a: Any) -> None:
+        raise AssertionError("no swipe on a dialog")
+
+    def back(self) -> None:
+        self.backs += 1
+
+    def foreground(self) -> str | None:
+        return None
+
+    def launch(self, package: str) -> None:
+        pass
+
+
+@dataclass
+class Options:
+    launch: bool = False
+    learn: bool = False
+    stuck_timeout_s: float = 60.0
+    level_life: bool = True
+
+
+@dataclass
+class Loop:
+    device: Phone
+    clock: ManualClock
+    profile: GameProfile
+    options: Options = field(default_factory=Options)
+    summary: PlaySummary = field(default_factory=lambda: PlaySummary(game="match3"))
+    guards: Guards = field(default_factory=Guards)
+    pending: Any = None
+    levels: LevelTracker = field(default_factory=LevelTracker)
+    _level_stop: PlaySummary | None = None
+    player: Any = None
+    screen: Any = None
+    lines: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    stopped: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        self.capture = CaptureMeter(self.device.screencap, self.clock)
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return Timeouts(change_s=1.0, settle_s=2.0, unreadable_s=5.0, poll_s=0.1)
+
+    def read(self, frame: np.ndarray) -> Any:
+        return None
+
+    def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
+        pass
+
+    def _log(self, event: str, **fields: object) -> None:
+        self.lines.append((event, dict(fields)))
+
+    def _stop(self, reason: str, kind: str, finished: bool = False, signum: int | None = None) -> PlaySummary:
+        self.stopped = (reason, kind)
+        self.summary.stop_reason = reason
+        return self.summary
+
+    def level_ended(self, records: Any) -> PlaySummary | None:
+        return None
+
+
+def _profile() -> GameProfile:
+    return GameProfile(game="match3", rows=8, cols=8, board_bbox=(40, 240, 360, 560), board_frac=(0.1, 0.3, 0.9, 0.7),
+                       exemplars=[])
+
+
+def _verdict(actions: list[Action], kind: str = "card", **extra: Any) -> ScreenVerdict:
+    fields: dict[str, Any] = {}
+    for name, value in (("ranked", tuple(actions)), ("panel", PANEL), *extra.items()):
+        if name in ScreenVerdict.__dataclass_fields__:
+            fields[name] = value
+    return ScreenVerdict(kind, actions[0] if actions else None, "a test screen", (), **fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def handler(monkeypatch):
+    def make(effects: dict[tuple[int, int], str], verdict: ScreenVerdict) -> tuple[ScreenHandler, Loop]:
+        clock = ManualClock()
+        loop = Loop(Phone(clock, effects), clock, _profile())
+        monkeypatch.setattr(vision_screens, "classify_screen", lambda *a, **k: verdict)
+        h = ScreenHandler(loop)  # type: ignore[arg-type]
+        h._ocr_checked = True  # no OCR engine needed: the verdict is given
+        return h, loop
+
+    return make
+
+
+def _needs(field_name: str) -> None:
+    if field_name not in ScreenVerdict.__dataclass_fields__:
+        pytest.skip(f"ScreenVerdict has no {field_name!r} yet")
+
+
+def test_a_button_that_led_nowhere_twice_is_not_tapped_a_third_time(handler):
+    _needs("ranked")
+    dead = Action("tap", (200, 120), "Collect", "a label behind the dimming")  # outside the dialog
+    good = Action("tap", (200, 500), "Continue", "the dialog's button")
+    h, loop = handler({(200, 500): "close"}, _verdict([dead, good]))
+    for _ in range(NOWHERE_LIMIT):
+        assert h.handle(loop.device.screencap(), None) is True
+    assert loop.device.taps == [(200, 120)] * NOWHERE_LIMIT
+    dismissed = [f for e, f in loop.lines if e == "dismissed"]
+    # the animated sky changed the whole frame each time: the dialog did not change
+    assert [d["changed"] for d in dismissed] == [False] * NOWHERE_LIMIT
+    assert h.handle(loop.device.screencap(), None) is True
+    assert loop.device.taps[-1] == (200, 500) and not loop.device.dialog
+    assert [f for e, f in loop.lines if e == "dismissed"][-1]["changed"] is True
+    assert loop.stopped is None
+
+
+def test_an_ads_countdown_is_waited_for_then_back_is_the_fallback(handler):
+    wait = Action("wait", None, "wait", "the ad's close control comes after its countdown")
+    h, loop = handler({}, _verdict([wait], kind="ad"))
+    assert h.handle(loop.device.screencap(), None, moving=True) is False
+    assert loop.device.taps == [] and loop.device.backs == 0
+    loop.clock.advance(40.0)
+    assert h.handle(loop.device.screencap(), None, moving=True) is True
+    assert loop.device.backs == 1 and loop.device.taps == []
+    screens = [f for e, f in loop.lines if e == "screen"]
+    assert screens and screens[0]["kind"] == "ad" and screens[0]["moving"] is True
+
+
+def test_a_screen_whose_only_ways_on_are_forbidden_stops_saying_so(handler):
+    _needs("buttons")
+    from agent.vision.screens import SeenButton  # type: ignore[attr-defined]
+
+    verdict = ScreenVerdict("card", None, "only forbidden buttons", (), refused=("+5 moves 900",),
+                            buttons=(SeenButton("+5 moves 900", (100, 400, 300, 460), "forbidden", "a price"),))  # type: ignore[call-arg]
+    h, loop = handler({}, verdict)
+    assert h.handle(loop.device.screencap(), None) is False
+    loop.clock.advance(6.0)
+    out = h.handle(loop.device.screencap(), None)
+    assert isinstance(out, PlaySummary) and loop.stopped is not None
+    assert "forbidden" in loop.stopped[0] and loop.stopped[1] == "unrecognised"
+    assert loop.device.taps == []
+
+
+def test_the_same_screen_for_the_stuck_timeout_stops_though_its_background_moves(handler):
+    dead = Action("back", None, "Back", "no safe button")
+    h, loop = handler({}, _verdict([dead]))
+    loop.options.stuck_timeout_s = 10.0
+    out: Any = None
+    for _ in range(30):
+        out = h.handle(loop.device.screencap(), None)
+        if isinstance(out, PlaySummary):
+            break
+        loop.clock.advance(1.0)
+    assert isinstance(out, PlaySummary) and loop.stopped is not None
+    assert loop.stopped[1] == "stuck"
+    assert Counter(e for e, _ in loop.lines)["screen"] >= 1
