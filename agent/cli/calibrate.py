@@ -61,15 +61,24 @@ def _capture(serial: Optional[str], sim: bool, images: list[Path], seed: int, si
     from agent.device.adb import AdbDevice, select_serial
 
     from agent.device.clock import RealClock
-    from agent.vision.settle import still_screen
+    from agent.games.registry import role_hints
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.ocr import default_ocr
+    from agent.vision.way_in import reach_board, settled
 
     device = AdbDevice(select_serial(serial))
     clock = RealClock()
+    hints = role_hints(game)
+    # A game may open on a map or a card, and its sky may never rest: the board is reached
+    # by its safe buttons first, and is still when the board is, whatever moves around it.
+    way = reach_board(device, clock, device.serial,
+                      lambda f: calibrate_frames([f], game, hints=hints).profile.board_bbox, game, default_ocr(),
+                      say=lambda text: say(text, err=True))  # fmt: skip
     shots = []
     for i in range(frames):
         if i:
             clock.sleep(every)
-        shots.append(still_screen(device.screencap, clock, device.serial))  # never learn a board in motion
+        shots.append(settled(device.screencap, clock, way.bbox, device.serial))  # never learn a board in motion
     return shots, device.model, device.density, f"{device.model} ({device.serial})", device.foreground()
 
 

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from agent.cli.app import DEFAULT_PROFILES, DEFAULT_RUNS, SEED_MAX, console, output_dir, say, seed_option
 from agent.cli.app import chosen_game
-from agent.cli.play import GAME_HELP, LEVELS_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
+from agent.cli.play import GAME_HELP, GOAL_HELP, LEVELS_HELP, MOVES_HELP, SOLVER_HELP, VARIANT_HELP
 from agent.cli.play import RECORD_BUDGET_HELP, RECORD_HELP, RECORD_LOSSLESS_HELP, RECORD_QUALITY_HELP, record_options
 from agent.cli.play import view_port_option
 from agent import signals
@@ -160,6 +160,7 @@ def farm(
     game: str = typer.Option("match3", "--game", help=GAME_HELP),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     solver: Optional[str] = typer.Option(None, "--solver", help=SOLVER_HELP),
+    goal: Optional[str] = typer.Option(None, "--goal", help=GOAL_HELP),
     seed: int = seed_option("Simulated phones: the first phone's seed (phone i gets seed + i)."),
     adb: list[str] = typer.Option([], "--adb", help="An adb server HOST:PORT (repeatable; default: the local one)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Folder of device profiles."),
@@ -181,7 +182,7 @@ def farm(
     from agent.farm.controller import FarmOptions
     from agent.play.journal import new_run_dir
 
-    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver}, sim=bool(sim))
+    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "goal": goal}, sim=bool(sim))
     recording = record_options(record, record_budget, record_quality, record_lossless)
     view_port_option(view, view_port)
     if sim and seed + sim - 1 > SEED_MAX:

@@ -19,6 +19,10 @@ VARIANT_HELP = ("The game's rules (match3: auto, learned by watching the game, t
                 "step or classic).")
 SCENE_HELP = ("Simulated phone (match3): plain, or saga: a commercial-style game (levels of other shapes, specials, "
               "blockers, holes, dialogs, ads; tiles cut from real screenshots).")
+WORLD_HELP = ("Simulated phone, --scene saga: which game of the saga family (0, the default: the first saga game; "
+              "others differ in art, header words, goals, flows, ads and timings).")
+GOAL_HELP = ("match3: auto (read the level's goal, collect a colour or break blockers, and choose moves by it "
+             "first) or off (blind to it: the baseline `agent bench levels` compares with).")
 LATENCY_HELP = "Simulated phone: what each screenshot costs, in ms (a real phone's takes 300-800)."
 SOLVER_HELP = "How moves are chosen (match3: plan, greedy or random; lines: player, greedy or random)."
 STEPS_HELP = "Simulated phone: steps at the start (match3, step variant)."
@@ -134,6 +138,8 @@ def play(
     levels: Optional[int] = typer.Option(None, "--levels", min=1, max=100_000, help=LEVELS_HELP),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help=STEPS_HELP),
     scene: Optional[str] = typer.Option(None, "--scene", help=SCENE_HELP),
+    world: Optional[int] = typer.Option(None, "--world", min=0, max=100_000, help=WORLD_HELP),
+    goal: Optional[str] = typer.Option(None, "--goal", help=GOAL_HELP),
     latency_ms: float = typer.Option(0.0, "--latency-ms", min=0.0, max=10_000.0, help=LATENCY_HELP),
     launch: bool = typer.Option(False, "--launch", help="Start the game (the profile's package) and bring it back when another app comes in front."),
     realtime: bool = typer.Option(False, "--realtime", help="Simulated phone: animate in wall-clock time instead of simulated time."),
@@ -165,7 +171,8 @@ def play(
         raise typer.BadParameter("--latency-ms shapes the simulated phone: it goes with --sim", param_hint="--latency-ms")
     if scene == "saga" and variant is None:
         variant = "auto"  # a game the agent has not seen: its rules are learned by watching
-    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "steps": steps, "scene": scene}, sim)
+    chosen, settings = chosen_game(game, {"variant": variant, "solver": solver, "steps": steps, "scene": scene,
+                                          "world": world, "goal": goal}, sim)  # fmt: skip
     header: dict[str, object] = {}
     if sim:
         realtime = realtime or view  # simulated time runs a move in milliseconds: nothing a person could watch

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from agent.cli.app import DEFAULT_PROFILES, chosen_game, console, parse_size_option, say, seed_option, output_dir, output_file
-from agent.cli.play import GAME_HELP, LATENCY_HELP, SCENE_HELP, STEPS_HELP, VARIANT_HELP
+from agent.cli.play import GAME_HELP, LATENCY_HELP, SCENE_HELP, STEPS_HELP, VARIANT_HELP, WORLD_HELP
 from agent import signals
 from agent.errors import AgentError, DeviceError
 
@@ -33,7 +33,10 @@ def serve(
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help=STEPS_HELP),
     scene: Optional[str] = typer.Option(None, "--scene", help=SCENE_HELP),
+    world: Optional[int] = typer.Option(None, "--world", min=0, max=100_000, help=WORLD_HELP),
     latency_ms: float = typer.Option(0.0, "--latency-ms", min=0.0, max=10_000.0, help=LATENCY_HELP),
+    serial_captures: Optional[bool] = typer.Option(None, "--serial-captures/--parallel-captures",
+                                                   help="Serve one screenshot at a time, as some phones do (default: as the saga world says; others parallel)."),
     truth: Optional[Path] = typer.Option(None, "--truth", help="Keep the simulator's own count of the game in this JSON file (rewritten as it changes, atomically)."),
     unauthorized: bool = typer.Option(False, "--unauthorized", help="Never authorize adb (as a phone whose prompt nobody accepted)."),
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help="Where to write the phone's profile."),
@@ -46,15 +49,17 @@ def serve(
     from agent.device.clock import RealClock
     from agent.simphone.adbd import AdbdServer
 
-    chosen, settings = chosen_game(game, {"variant": variant, "steps": steps, "scene": scene}, sim=True)
+    chosen, settings = chosen_game(game, {"variant": variant, "steps": steps, "scene": scene, "world": world}, sim=True)
     output_dir(profiles, "--profiles")
     output_file(truth, "--truth", ".json")
     address = f"127.0.0.1:{port}"
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), RealClock(), f"sim-{port}")
     # The profile first: whoever sees the port open (a farm, a test) may play at once.
     profile = chosen.sim.save_profile(phone, profiles)[0] if write_profile else None
+    if serial_captures is None:
+        serial_captures = bool(getattr(getattr(phone, "world", None), "serial_captures", False))
     server = AdbdServer(phone, port=port, unauthorized=unauthorized, on_event=lambda e: say(f"  {e}"),
-                        latency_ms=latency_ms)  # fmt: skip
+                        latency_ms=latency_ms, serial_captures=serial_captures)  # fmt: skip
     try:
         server.start()
     except OSError as exc:
@@ -161,13 +166,14 @@ def screenshot(
     size: str = typer.Option("1080x2400", "--size", help="Screen WxH."),
     variant: Optional[str] = typer.Option(None, "--variant", help=VARIANT_HELP),
     scene: Optional[str] = typer.Option(None, "--scene", help=SCENE_HELP),
+    world: Optional[int] = typer.Option(None, "--world", min=0, max=100_000, help=WORLD_HELP),
 ) -> None:
     """Save what a game's simulated phone shows."""
     from agent.device.clock import ManualClock
     from agent.files import save_png
 
     output_file(out, "OUT", ".png")
-    chosen, settings = chosen_game(game, {"variant": variant, "scene": scene}, sim=True)
+    chosen, settings = chosen_game(game, {"variant": variant, "scene": scene, "world": world}, sim=True)
     phone = chosen.sim.phone(settings, seed, parse_size_option(size), ManualClock(), None)
     save_png(phone.screencap(), out)
     w, h = phone.screen_size()

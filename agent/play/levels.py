@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.games.base import Status
-from agent.vision.goal import Goal
+from agent.vision.goal import Goal, merge_goals
 
 # A move counter at 0 is believed only when read so this many times in a row: one
 # reading of a "0" is an OCR slip as often as not (an "8" or an "O").
@@ -244,9 +244,6 @@ class LevelTracker:
 
 def _merged(old: Goal | None, new: Goal) -> Goal:
     """A goal read again: what this reading lacks is kept from the last (the intro card
-    names the colour, the header only counts down)."""
-    if old is None or old.kind != new.kind:
-        return new
-    return Goal(new.kind, new.target if new.target is not None else old.target,
-                new.left if new.left is not None else old.left,
-                new.colour if new.colour is not None else old.colour, new.text or old.text)  # fmt: skip
+    names the kind and target, the header counts down; agent.vision.goal.merge_goals)."""
+    merged = merge_goals(old, new)
+    return new if merged is None else merged

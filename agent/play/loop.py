@@ -505,6 +505,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                         self._last_swipe_at = None  # a screen came between: not one move's cycle
                         continue
                 limit = self.timeouts.unreadable_s if not opt.level_life else self.level_wait_s
+                limit += self.screens.waiting_s  # an ad's countdown is waited out, then Back
                 if now - unplayable_since >= limit:
                     why = "the board never stopped moving" if not rest.still else (
                         "no board on the screen" if read is None else
@@ -518,6 +519,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 self._log("unreadable" if rest.still else "moving", board=read.text if read else None)
                 self._pause()
                 continue
+            self.screens.on_board()
             if opt.level_life:
                 stop = self._level_on_board(status, now)
                 if stop is not None:

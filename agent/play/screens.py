@@ -90,6 +90,17 @@ class ScreenHandler:
         self._waiting: dict[str, float] = {}  # a screen kind waited on (an ad's countdown) -> since when
         self._last_logged = ""  # the signature of the last screen journaled
 
+    def on_board(self) -> None:
+        """A playable board is up: whatever was awaited on other screens is over."""
+        self._waiting.clear()
+        self._unrecognised_since = None
+
+    @property
+    def waiting_s(self) -> float:
+        """How much longer than a board's wait the loop should give the screen: an ad's
+        countdown being waited on (0: nothing awaited)."""
+        return AD_WAIT_S if self._waiting else 0.0
+
     # -- helpers ------------------------------------------------------------------------
     def ocr(self) -> Any:
         if not self._ocr_checked:

@@ -1,23 +1,33 @@
-"""The game's own header: moves left and score, read with OCR.
+"""The game's own header: moves left, score, the level's number and its goal, read with OCR.
 
 `header_reader` reads the regions a profile names (`hud["moves"]`, `hud["score"]`, as
 screen fractions); `find_header` finds them on a frame for `agent calibrate` to store:
-the words MOVES / MOVES LEFT / STEPS / SCORE and the number beside or below each. A
-number that cannot be read is None (unknown), never a guess.
+the words MOVES / MOVES LEFT / STEPS / SCORE / LEVEL and the number beside or below
+each, and the goal's place (`hud["goal"]`: a target word and its number, or a count
+beside a piece's icon, `hud["goal_icon"]`). `header_reading` reads all of them into a
+`HeaderReading`. A number that cannot be read is None (unknown), never a guess.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from typing import Callable
 
+import cv2
 import numpy as np
 
+from agent.vision.goal import Goal
+from agent.vision.goal_read import (
+    PIECE_FILLS, GoalWords, Line, find_icon, goal_with_icon, icon_boxes, lines_of, match_icon, words_goal,
+)  # fmt: skip
 from agent.vision.grid import Frac, bbox_to_frac
 from agent.vision.ocr import Ocr, Region, Word, flat_regions
 from agent.vision.profile import GameProfile
 
-LABELS = {"moves": ("moves", "move", "steps", "moves left"), "score": ("score", "points")}
+LABELS = {"moves": ("moves", "move", "steps", "moves left"), "score": ("score", "points"),
+          "level": ("level", "lv", "lvl", "stage")}  # fmt: skip
+TARGET_LABELS = ("target", "goal")  # a score goal's word, beside or above its number
 # How far from its label a number may sit: label heights right of it, or below it.
 BESIDE = 8.0
 BELOW = 3.0
@@ -45,58 +55,209 @@ def header_reader(profile: GameProfile, ocr: Ocr) -> HeaderRead | None:
     return read
 
 
+@dataclass(frozen=True)
+class HeaderReading:
+    """What the header shows on one frame; None: not shown, or not read."""
+
+    moves: int | None
+    score: int | None
+    level: int | None
+    goal: Goal | None  # the goal as the header shows it: a score target, or what is left of a count
+
+
+def header_reading(profile: GameProfile, ocr: Ocr) -> Callable[[np.ndarray], HeaderReading] | None:
+    """A function reading the whole header (moves, score, level, goal) from a full-screen
+    frame, or None when the profile names none of its places. The goal's icon is matched
+    to the profile's classes on every read: each level may ask for another colour."""
+    names = [n for n in ("moves", "score", "level") if n in profile.hud]
+    if not names and "goal" not in profile.hud:
+        return None
+
+    def read(frame: np.ndarray) -> HeaderReading:
+        h, w = frame.shape[:2]
+        out: dict[str, int | None] = {"moves": None, "score": None, "level": None}
+        for n in names:
+            x0, y0, x1, y1 = profile.hud_bbox(n, w, h)
+            crop = frame[y0:y1, x0:x1]
+            out[n] = ocr.number(crop) if crop.size else None
+        goal = read_goal_place(frame, profile, ocr) if "goal" in profile.hud else None
+        return HeaderReading(out["moves"], out["score"], out["level"], goal)
+
+    return read
+
+
+def read_goal_place(frame: np.ndarray, profile: GameProfile, ocr: Ocr) -> Goal | None:
+    """The goal in the header's goal place: "Target 3000" (a score goal), or a count
+    ("12", "3/12") beside the goal piece's icon (collect its colour, or break blockers)."""
+    h, w = frame.shape[:2]
+    x0, y0, x1, y1 = profile.hud_bbox("goal", w, h)
+    crop = frame[y0:y1, x0:x1]
+    if crop.size == 0:
+        return None
+    icon_box = profile.hud_bbox("goal_icon", w, h) if "goal_icon" in profile.hud else None
+    words = [Word(wd.text, (wd.box[0] + x0, wd.box[1] + y0, wd.box[2] + x0, wd.box[3] + y0), wd.conf)
+             for wd in ocr.words(crop)]  # fmt: skip
+    words = _legible(words, icon_box)
+    # one place, one goal: its words in reading order (a label over its number too)
+    lines = sorted(lines_of(words), key=lambda ln: ln.box[1])
+    said = words_goal(Line(tuple(wd for ln in lines for wd in ln.words))) if words else None
+    if said is None:
+        said = next((g for ln in lines if (g := words_goal(ln)) is not None), None)
+    if said is not None and said.left is not None and said.target is None:
+        # a bare count: the digits reader reads it surer than the words reader does
+        bx0, by0, bx1, by1 = said.number
+        pad = max(1, (by1 - by0) // 4)
+        number = ocr.number(frame[max(0, by0 - pad) : by1 + pad, max(0, bx0 - pad) : bx1 + pad])
+        said = None if number is None else replace(said, left=number)
+    if said is None and icon_box is not None:
+        said = _count_beside(frame, (x0, y0, x1, y1), icon_box, ocr)
+    if said is None:
+        return None
+    icon = None
+    if said.kind != "score" or said.score_or_icon:
+        icon = match_icon(frame, icon_box, profile) if icon_box is not None else None
+        if icon is None:
+            th = max(1, said.number[3] - said.number[1])
+            icon = find_icon(frame, said.number, th, words, profile)
+    return goal_with_icon(said, icon)
+
+
+def _count_beside(frame: np.ndarray, place: tuple[int, int, int, int], icon: tuple[int, int, int, int],
+                  ocr: Ocr) -> GoalWords | None:  # fmt: skip
+    """The count beside the icon when the words reader saw none (a lone digit): the part
+    of the place beyond the icon, read by the digits reader; a count up ("3/12") only
+    where the words reader sees its stroke (the digits reader would run it together)."""
+    x0, y0, x1, y1 = place
+    ix0, iy0, ix1, iy1 = icon
+    # right and left of it, in its rows (the badge it shares with the count); below, above
+    sides = [(ix1, iy0, x1, iy1), (x0, iy0, ix0, iy1), (x0, iy1, x1, y1), (x0, y0, x1, iy0)]
+    for bx0, by0, bx1, by1 in sorted(sides, key=lambda b: -_area(b)):
+        if bx1 - bx0 < 4 or by1 - by0 < 4:
+            continue
+        region = frame[by0:by1, bx0:bx1]
+        if any("/" in wd.text for wd in ocr.words(region)):
+            return None
+        # a lone digit reads better with room around it, as it has on its badge
+        m = max(1, (by1 - by0) // 2)
+        n = ocr.number(region)
+        if n is None:
+            n = ocr.number(cv2.copyMakeBorder(region, m, m, m, m, cv2.BORDER_REPLICATE))
+        if n is not None:
+            return GoalWords(None, None, n, None, False, (bx0, by0, bx1, by1), Line((Word(str(n), (bx0, by0, bx1, by1), 1.0),)))
+        break  # the widest side holds the count, or none does
+    return None
+
+
+def _legible(words: list[Word], icon: tuple[int, int, int, int] | None) -> list[Word]:
+    """The words of a goal's place without what OCR made of its picture: words over the
+    icon, lone signs, and words far taller or smaller than its digits."""
+    if icon is not None:
+        words = [wd for wd in words if _overlap(wd.box, icon) < 0.3 * max(1, min(_area(wd.box), _area(icon)))]
+    words = [wd for wd in words if len(wd.text.strip()) > 1 or wd.text.strip().isdigit()]
+    digits = [wd.box[3] - wd.box[1] for wd in words if re.fullmatch(r"\d[\d,.]*(/\d+)?", wd.text.strip())]
+    if digits:
+        # (and specks of the screen around the badge, far smaller than its count)
+        mid = float(np.median(digits))
+        words = [wd for wd in words if 0.6 * mid <= wd.box[3] - wd.box[1] <= 2.0 * mid]
+    return words
+
+
+def _area(b: tuple[int, int, int, int]) -> int:
+    return max(0, b[2] - b[0]) * max(0, b[3] - b[1])
+
+
+def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
+    return max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
 def _number_word(text: str) -> bool:
     return re.fullmatch(r"[0-9][0-9,.' ]*", text.strip()) is not None and any(c.isdigit() for c in text)
 
 
-def find_header(frame: np.ndarray, ocr: Ocr) -> dict[str, Frac]:
-    """Where the moves-left and score numbers are, as screen fractions (a key is missing
-    when its label or number is not found)."""
+def _letters(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.lower())
+
+
+def _nearest_number(found: list[Word], numbers: list[Word], below_too: bool = True) -> tuple[float, Word, Word, bool] | None:
+    """The number nearest one of the labels `found`, beside it on its line (first) or
+    below it: (distance, number, label, beside)."""
+    best: tuple[tuple[bool, float], Word, Word, bool] | None = None
+    for label in found:
+        lh = max(1, label.box[3] - label.box[1])
+        lcx = (label.box[0] + label.box[2]) / 2
+        for num in numbers:
+            ncx, ncy = num.centre
+            # (a label's box may run into the number's: one reading merged them)
+            lw = label.box[2] - label.box[0]
+            beside = lcx + 0.3 * lw < ncx <= label.box[2] + BESIDE * lh and abs(
+                ncy - (label.box[1] + label.box[3]) / 2
+            ) < lh
+            below = below_too and 0 <= num.box[1] - label.box[3] <= BELOW * lh and abs(ncx - lcx) < max(
+                lh * 2, (label.box[2] - label.box[0])
+            )
+            if not (beside or below):
+                continue
+            d = float(np.hypot(ncx - lcx, ncy - (label.box[1] + label.box[3]) / 2))
+            # a number on the label's own line is its number before one under it
+            key = (not beside, d)
+            if best is None or key < best[0]:
+                best = (key, num, label, beside)
+    return None if best is None else (best[0][1], best[1], best[2], best[3])
+
+
+def _badge(regions: list[Region], x: float, y: float, w: int, h: int) -> tuple[int, int, int, int] | None:
+    holders = [r for r in regions if r.contains(x, y) and r.area < BADGE_AREA * w * h]
+    return min(holders, key=lambda r: r.area).box if holders else None
+
+
+def _number_place(best: tuple[float, Word, Word, bool], regions: list[Region], w: int, h: int) -> tuple[int, int, int, int]:
+    """The box to read a label's number in: the number with room to grow by digits,
+    within the badge it is on (if any), never over the label."""
+    x0, y0, x1, y1 = best[1].box
+    mx, my = (y1 - y0) * 1.5, (y1 - y0) * 0.3
+    lo_x, lo_y, hi_x, hi_y = _badge(regions, *best[1].centre, w, h) or (0, 0, w, h)
+    # and never over the label: its letters would be read as digits
+    label, beside = best[2], best[3]
+    gap = max(1, (label.box[3] - label.box[1]) // 4)
+    # (cut letters at the crop's edge are dropped by the reader; the number is never cut)
+    if beside:
+        lo_x = max(lo_x, min(x0 - 1, label.box[2] + gap))
+    else:
+        lo_y = max(lo_y, min(y0 - 1, label.box[3] + gap))
+    return (max(lo_x, int(x0 - mx)), max(lo_y, int(y0 - my)), min(hi_x, int(x1 + mx)), min(hi_y, int(y1 + my)))
+
+
+def _union(*boxes: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def _grown(box: tuple[int, int, int, int], regions: list[Region], at: tuple[int, int], pad: int, w: int,
+           h: int) -> tuple[int, int, int, int]:  # fmt: skip
+    """`box` with a margin, or the badge it lies on when that holds it all."""
+    badge = _badge(regions, at[0], at[1], w, h)
+    if badge is not None and badge[0] <= box[0] and badge[1] <= box[1] and badge[2] >= box[2] and badge[3] >= box[3]:
+        return badge
+    return (max(0, box[0] - pad), max(0, box[1] - pad), min(w, box[2] + pad), min(h, box[3] + pad))
+
+
+def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None) -> dict[str, Frac]:
+    """Where the moves-left, score and level numbers are, and the goal's place, as
+    screen fractions (a key is missing when its label or number is not found). The
+    goal's icon is matched to the profile's classes when one is given; without one, a
+    compact picture beside a count that no label claims is taken for it."""
     h, w = frame.shape[:2]
     words = ocr.words(frame)
     regions = flat_regions(frame)
     numbers = [wd for wd in words if _number_word(wd.text)]
     out: dict[str, Frac] = {}
+    used: list[Word] = []
     for name, labels in LABELS.items():
-        found = [wd for wd in words if re.sub(r"[^a-z]", "", wd.text.lower()) in labels]
-        best: tuple[float, Word, Word, bool] | None = None
-        for label in found:
-            lh = max(1, label.box[3] - label.box[1])
-            lcx = (label.box[0] + label.box[2]) / 2
-            for num in numbers:
-                ncx, ncy = num.centre
-                # (a label's box may run into the number's: one reading merged them)
-                lw = label.box[2] - label.box[0]
-                beside = lcx + 0.3 * lw < ncx <= label.box[2] + BESIDE * lh and abs(
-                    ncy - (label.box[1] + label.box[3]) / 2
-                ) < lh
-                below = 0 <= num.box[1] - label.box[3] <= BELOW * lh and abs(ncx - lcx) < max(
-                    lh * 2, (label.box[2] - label.box[0])
-                )
-                if not (beside or below):
-                    continue
-                d = float(np.hypot(ncx - lcx, ncy - (label.box[1] + label.box[3]) / 2))
-                if best is None or d < best[0]:
-                    best = (d, num, label, beside)
+        found = [wd for wd in words if _letters(wd.text) in labels]
+        # (a level's number stands beside its word: "Level 12", "Lv. 3")
+        best = _nearest_number(found, [n for n in numbers if all(n is not u for u in used)], name != "level")
         if best is not None:
-            x0, y0, x1, y1 = best[1].box
-            # room for the number to grow by digits, within the badge it is on (if any)
-            mx, my = (y1 - y0) * 1.5, (y1 - y0) * 0.3
-            lo_x, lo_y, hi_x, hi_y = 0, 0, w, h
-            ncx, ncy = best[1].centre
-            holders = [r for r in regions if r.contains(ncx, ncy) and r.area < BADGE_AREA * w * h]
-            if holders:
-                lo_x, lo_y, hi_x, hi_y = min(holders, key=lambda r: r.area).box
-            # and never over the label: its letters would be read as digits
-            label, beside = best[2], best[3]
-            gap = max(1, (label.box[3] - label.box[1]) // 4)
-            # (cut letters at the crop's edge are dropped by the reader; the number is never cut)
-            if beside:
-                lo_x = max(lo_x, min(x0 - 1, label.box[2] + gap))
-            else:
-                lo_y = max(lo_y, min(y0 - 1, label.box[3] + gap))
-            box = (max(lo_x, int(x0 - mx)), max(lo_y, int(y0 - my)), min(hi_x, int(x1 + mx)), min(hi_y, int(y1 + my)))
-            out[name] = bbox_to_frac(box, w, h)
+            used.append(best[1])
+            out[name] = bbox_to_frac(_number_place(best, regions, w, h), w, h)
         else:
             # the number was not read as a word (a 0 read as "O"): the place beside or
             # below the label that reads as a number
@@ -105,7 +266,73 @@ def find_header(frame: np.ndarray, ocr: Ocr) -> dict[str, Frac]:
                 if near is not None:
                     out[name] = bbox_to_frac(near, w, h)
                     break
+    free = [wd for wd in numbers if all(wd is not u for u in used)]
+    target = _nearest_number([wd for wd in words if _letters(wd.text) in TARGET_LABELS], free)
+    if target is not None:
+        # a score goal: its word and its number, and the badges they are on
+        num, label = target[1], target[2]
+        lh = max(1, label.box[3] - label.box[1])
+        box = _union(_grown(num.box, regions, num.centre, lh // 2, w, h), _grown(label.box, regions, label.centre, lh // 3, w, h))
+        out["goal"] = bbox_to_frac(box, w, h)
+        return out
+    place = _goal_place(frame, words, used, regions, profile, _band(used, h))
+    if place is not None:
+        out["goal"] = bbox_to_frac(place[0], w, h)
+        out["goal_icon"] = bbox_to_frac(place[1], w, h)
     return out
+
+
+def _band(found: list[Word], h: int) -> tuple[int, int]:
+    """The rows of the screen the header spans: around the numbers its labels claimed,
+    or, with none, its top and bottom fifth (where games put headers)."""
+    if not found:
+        return (0, h)
+    top = min(wd.box[1] - 3 * (wd.box[3] - wd.box[1]) for wd in found)
+    bottom = max(wd.box[3] + 3 * (wd.box[3] - wd.box[1]) for wd in found)
+    return (max(0, top), min(h, bottom))
+
+
+def _goal_place(frame: np.ndarray, words: list[Word], used: list[Word], regions: list[Region],
+                profile: GameProfile | None, band: tuple[int, int]) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None:  # fmt: skip
+    """(the goal's place, its icon's square): a count ("12", "3/12") no label claims,
+    within the header's band, with a piece's picture beside it."""
+    h, w = frame.shape[:2]
+    edge = h // 5
+
+    def in_band(wd: Word) -> bool:
+        y = wd.centre[1]
+        return band[0] <= y < band[1] if band != (0, h) else y < edge or y >= h - edge
+
+    counts = [wd for wd in words if re.fullmatch(r"\d+(/\d+)?", re.sub(r"[^0-9/]", "", wd.text) or "x")
+              and re.sub(r"[0-9/., ]", "", wd.text) == "" and all(wd is not u for u in used) and in_band(wd)]  # fmt: skip
+    best: tuple[float, Word, tuple[int, int, int, int]] | None = None
+    for wd in counts:
+        th = max(1, wd.box[3] - wd.box[1])
+        if profile is not None:
+            m = find_icon(frame, wd.box, th, words, profile)
+            icon = None if m is None else m.box
+        else:
+            blobs = icon_boxes(frame, wd.box, th, words)
+            if blobs:
+                b = blobs[0]
+                side = max(b[2] - b[0], b[3] - b[1]) / PIECE_FILLS[0]
+                cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+                icon = (int(cx - side / 2), int(cy - side / 2), int(cx + side / 2), int(cy + side / 2))
+            else:
+                icon = None
+        if icon is None:
+            continue
+        d = float(np.hypot((icon[0] + icon[2]) / 2 - wd.centre[0], (icon[1] + icon[3]) / 2 - wd.centre[1])) / th
+        if best is None or d < best[0]:
+            best = (d, wd, icon)
+    if best is None:
+        return None
+    _, wd, icon = best
+    th = max(1, wd.box[3] - wd.box[1])
+    # room for the count to grow by digits ("9" to "10", "3/9" to "3/12")
+    grow = (wd.box[0] - th, wd.box[1], wd.box[2] + th, wd.box[3])
+    place = _grown(_union(grow, icon), regions, wd.centre, th // 2, w, h)
+    return _union(place, icon), icon
 
 
 def _read_near(

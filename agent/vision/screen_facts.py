@@ -19,5 +19,5 @@ def with_screen_facts(profile: GameProfile, frame: np.ndarray, package: str | No
     hud = dict(profile.hud)
     ocr = default_ocr()
     if ocr is not None:
-        hud.update(find_header(frame, ocr))
+        hud.update(find_header(frame, ocr, profile))  # the goal's icon matched to the board's classes
     return replace(profile, package=package or profile.package, hud=hud)

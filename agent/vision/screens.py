@@ -21,6 +21,26 @@ Never chosen: a title band (a shape as wide as its panel, at its top) or a quest
 ("Continue?": its answer is a button), a shape with a price or Buy just under or over
 it, and text on no shape outside any panel unless read surely and away from the edges.
 
+Screens never seen (by what they show, not by one game's list):
+- words are judged by meaning (`agent.vision.words`): safe ways on in many forms, ranked
+  going on > playing again > dismissing; forbidden: a price (a currency sign, decimals, a
+  number beside a coin/gem/cash icon found in the image, `agent.vision.prices`, "+5 moves
+  900" on a button), Buy, Get, Install, Watch, Share, Invite, Rate, Quit, Give up, Exit, Leave;
+- the dialog that matters (`ScreenVerdict.panel`, `agent.vision.dim`): the panel with most
+  words and buttons; when the screen around it is dimmed, words outside it belong to what is
+  behind and are never tapped;
+- an ad (`kind="ad"`): a countdown in a screen corner, or an install button outside any
+  dialog; its close control (an X or arrow glyph, `agent.vision.glyphs`, or the word Close
+  or Skip in a corner) is tapped once shown, else the action is "wait" (Back last);
+- the level map (`kind="map"`): level numbers on badges along a path; the biggest is the
+  current level's node (then a Play button);
+- an intro card (`kind="intro"`): a dialog with Play/Start and a level number or a goal;
+- `outcome` (won/lost) and `level` from the dialog's words; `buttons` lists everything seen
+  with its verdict and why; `ranked` every safe action, best first; `blocked` says why when
+  every way on is forbidden (the action is then Back, the last try).
+When no way on is read on the dialog, its coloured button shapes are read again one by one,
+each by its own luminance (`TesseractOcr.read_crops`): a gradient face has no flat colour.
+
 Taught screens are hashed on the dialog (the panel holding the taught tap point, inside
 its rounded corners; the whole frame when there is no panel), so a dialog over a board
 is known again when the board under it has changed; the crop is stored as fractions
@@ -37,14 +57,22 @@ from typing import Literal
 import cv2
 import numpy as np
 
+from agent.vision import words as W
 from agent.vision.cover import find_panels
+from agent.vision.dim import dimmed_outside, find_panel, flood_panels
+from agent.vision.glyphs import find_glyphs
 from agent.vision.grid import BBox, Frac, bbox_to_frac, frac_to_bbox
 from agent.vision.lattice import Lattice
 from agent.vision.locate import BoardFind
-from agent.vision.ocr import UNAVAILABLE, Ocr, Region, Word, flat_regions, ink_crop, ocr_unavailable_reason
+from agent.vision.ocr import (
+    UNAVAILABLE, Ocr, Region, Word, flat_regions, ink_crop, merge_words, ocr_unavailable_reason,
+)  # fmt: skip
+from agent.vision.prices import icon_beside
 from agent.vision.profile import GameProfile, TaughtScreen
+from agent.vision.words import Meaning
 
-ScreenKind = Literal["board", "covered", "card", "other_app", "unknown"]
+ScreenKind = Literal["board", "covered", "card", "other_app", "unknown", "map", "intro", "ad"]
+Verdict = Literal["safe", "forbidden", "other"]
 
 # Perceptual hash: imagehash.phash with this hash size (HASH_SIZE**2 bits).
 HASH_SIZE = 16
@@ -68,6 +96,13 @@ TITLE_WIDTH = 0.9  # of its panel's width: a shape this wide at a panel's top is
 EDGE_SHARE = 0.05  # of the frame's size: text this near the edge is not tapped unless on a panel
 LOOSE_SURE = 0.85
 LINE_GAP = 1.5  # word heights: words closer than this on one line belong together
+AD_CORNER = (0.3, 0.12)  # of the frame's width and height: where an ad's countdown and close sit
+MAP_BAND = (0.08, 0.93)  # of the frame's height: level nodes lie between the map's top and bottom bars
+PLAY_WORDS = (["play"], ["start"], ["let's"], ["lets"], ["let"])  # a button starting a level
+MAP_STEP = 0.06  # of the frame's height: two level nodes are at least this far apart
+BADGE = 0.3  # of the frame's width: a level node's badge is at most this wide
+PROMINENT = 1.3  # the current level's node is this much bigger than the others at least
+MAP_SPAN = 0.15  # of the frame's height: a map's numbers spread at least this far up and down
 
 SAFE_RANK = {
     "close": 0, "x": 0, "×": 0, "✕": 0, "✖": 0,
@@ -88,10 +123,20 @@ PRICE = re.compile(r"[$€£¥₹₩]|\d+[.,]\d\d\b|\b(usd|eur|gbp|jpy)\b", re.I
 
 @dataclass(frozen=True)
 class Action:
-    kind: Literal["tap", "back", "launch"]
+    kind: Literal["tap", "back", "launch", "wait"]  # wait: look again later (an ad's close not shown yet)
     point: tuple[int, int] | None
     label: str
     why: str
+
+
+@dataclass(frozen=True)
+class SeenButton:
+    """A button (or a line of text) seen on the screen and what it was judged to be."""
+
+    text: str
+    box: BBox
+    verdict: Verdict  # safe: a way on; forbidden: never tapped; other: a title, a label, behind the dialog
+    why: str  # "a price: '900' beside a currency icon", "safe word 'continue'"
 
 
 @dataclass(frozen=True)
@@ -102,6 +147,18 @@ class ScreenVerdict:
     words: tuple[Word, ...] = ()
     taught: str | None = None
     refused: tuple[str, ...] = ()  # buttons seen and refused (a price, Buy, Share, Install...)
+    buttons: tuple[SeenButton, ...] = ()  # every button seen, with its verdict
+    ranked: tuple[Action, ...] = ()  # every safe action, best first (`action` is the first)
+    panel: BBox | None = None  # the dialog that matters: judge "did the screen change" there
+    outcome: Literal["won", "lost"] | None = None  # what a level's end card says
+    level: int | None = None  # the level number read on a card, an intro or the map
+    countdown: int | None = None  # an ad's countdown, when one is read
+    blocked: str | None = None  # the only ways on are forbidden: why (Back is the last try)
+
+    def __post_init__(self) -> None:
+        # `ranked` always starts with `action` (a launch, a taught tap, a Back)
+        if self.action is not None and (not self.ranked or self.ranked[0] != self.action):
+            object.__setattr__(self, "ranked", (self.action,) + tuple(a for a in self.ranked if a != self.action))
 
 
 # -- perceptual hash ----------------------------------------------------------------------
@@ -315,7 +372,7 @@ def _near_close_spot(box: tuple[int, int, int, int], panels: list[tuple[int, int
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     for px0, py0, px1, py1 in panels:
         reach = CORNER_REACH * min(px1 - px0, py1 - py0)
-        if abs(cx - px1) <= reach and abs(cy - py0) <= reach:
+        if (abs(cx - px1) <= reach or abs(cx - px0) <= reach) and abs(cy - py0) <= reach:
             return True
     top = cy <= SCREEN_CORNER[1] * h
     return top and (cx <= SCREEN_CORNER[0] * w or cx >= (1 - SCREEN_CORNER[0]) * w)
@@ -381,6 +438,193 @@ def _centre(box: tuple[int, int, int, int]) -> tuple[int, int]:
     return ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)
 
 
+def _clean(words: list[Word]) -> list[Word]:
+    """The words worth judging: some letter or digit in them, and no unsure reading spanning
+    far more than a line (a picture read as "uw" across a button and its neighbours)."""
+    out = [wd for wd in words if re.search(r"[0-9A-Za-z$€£¥₹₩×✕✖]", wd.text)]
+    sure = [wd.box[3] - wd.box[1] for wd in out if wd.conf >= 0.8]
+    if sure:
+        line = float(np.median(sure))
+        out = [wd for wd in out if wd.conf >= 0.9 or wd.box[3] - wd.box[1] <= 2.2 * line]
+    return out
+
+
+PRICE_DIGITS = re.compile(r"\+?\d[\d,.]*\d[km]?")
+LABEL = re.compile(r"^\+?\s*[$€£¥@©®o]?\s*\+?\d+$", re.IGNORECASE)
+
+
+def _judge(frame: np.ndarray, b: Button, words: list[Word]) -> tuple[Verdict, str, Meaning | None]:
+    """A group of words by meaning: forbidden (a price, Buy, Install, Quit...), safe (a way
+    on), or other (a title, a label, a reward)."""
+    text = b.all_text
+    t = W.norm(text)
+    why = W.forbidden_why(text, on_button=b.shape is not None)
+    if why is not None and why.startswith("a price") and b.shape is None and LABEL.match(t.replace(" ", "")) \
+            and not re.search(r"\d[.,]\d\d", t):  # fmt: skip
+        # a signed number on no button ("+50", a coin misread as "$90"): a reward's label
+        return "other", f"a label: {text.strip()!r} on no button", None
+    if why is not None:
+        return "forbidden", why, None
+    # a price in a game's currency has two digits at least ("+5 moves" is what it buys)
+    numbers = [wd for wd in words if _inside(wd.centre, b.box) and PRICE_DIGITS.fullmatch(W.norm(wd.text))]
+    for wd in numbers:
+        face = b.shape.colour if b.shape is not None else None
+        if icon_beside(frame, wd.box, face) is not None:
+            if b.shape is None and t.startswith("+"):
+                return "other", f"a reward: {text.strip()!r} beside a currency icon", None
+            return "forbidden", f"a price: {W.norm(wd.text)!r} beside a currency icon", None
+    meaning = W.safe_meaning(b.text)
+    if meaning is not None:
+        return "safe", f"safe word {W.norm(b.text)!r}", meaning
+    return "other", "no way on", None
+
+
+def _lines(words: list[Word]) -> list[str]:
+    """The words as lines of text, top to bottom, each left to right (a title whose words
+    are far apart, "LEVEL   36", is one line)."""
+    lines: list[list[Word]] = []
+    for wd in sorted(words, key=lambda wd: wd.centre[1]):
+        for line in lines:
+            top, bottom = min(o.box[1] for o in line), max(o.box[3] for o in line)
+            if top <= wd.centre[1] <= bottom:
+                line.append(wd)
+                break
+        else:
+            lines.append([wd])
+    return [" ".join(o.text for o in sorted(line, key=lambda o: o.box[0])) for line in lines]
+
+
+def _poisons(text: str) -> bool:
+    """Loose text that makes the button just over or under it its own: a price or a word of
+    buying, watching or installing ("Continue" over "$0.99"), not a description ("500 coins")."""
+    t = W.norm(text)
+    return bool(W.PRICE.search(t)) or forbidden(t) and not any(w in ("coins", "gems") for w in t.split())
+
+
+def _badge(b: Button, w: int) -> bool:
+    """Text on a small round or square shape: a level node's badge."""
+    if b.shape is None:
+        return False
+    x0, y0, x1, y1 = b.shape.box
+    return 0.7 <= (x1 - x0) / max(1, y1 - y0) <= 1.45 and x1 - x0 <= BADGE * w
+
+
+def _grow(box: BBox, by: float) -> BBox:
+    m = int(by * min(box[2] - box[0], box[3] - box[1]))
+    return box[0] - m, box[1] - m, box[2] + m, box[3] + m
+
+
+def _corner_spots(w: int, h: int) -> list[BBox]:
+    sw, sh = int(AD_CORNER[0] * w), int(AD_CORNER[1] * h)
+    return [(0, 0, sw, sh), (w - sw, 0, w, sh), (0, h - sh, sw, h), (w - sw, h - sh, w, h)]
+
+
+def _panel_spots(panel: BBox) -> list[BBox]:
+    x0, y0, x1, y1 = panel
+    r = int(CORNER_REACH * min(x1 - x0, y1 - y0))
+    return [(x1 - r, y0 - r, x1 + r, y0 + r), (x0 - r, y0 - r, x0 + r, y0 + r)]
+
+
+@dataclass
+class _Cand:
+    button: SeenButton
+    meaning: Meaning
+    point: tuple[int, int]
+    outside: bool  # outside the dialog (on a screen that is not dimmed)
+    loose: bool  # text on no button shape, or a glyph
+
+
+def _order(c: _Cand) -> tuple[bool, bool, int, int]:
+    # inside the dialog first; then words on a button shape before glyphs and loose text
+    # (a line saying "Tap to keep playing" is no button); then going on before playing again
+    # before dismissing; then the lowest (a dialog's buttons are below its text)
+    return (c.outside, c.loose, W.PREFERENCE[c.meaning], -c.button.box[1])
+
+
+def _tap(c: _Cand, what: str) -> Action:
+    return Action("tap", c.point, c.button.text, f"{what}; {c.button.why}")
+
+
+@dataclass
+class _Look:
+    groups: list[Button]
+    judged: dict[int, tuple[Verdict, str, Meaning | None]]
+    bad: list[Button]
+    panel: BBox | None
+    seen: list[SeenButton]
+    cands: list[_Cand]
+
+
+def _look(frame: np.ndarray, words: list[Word], regions: list[Region], covering: list[BBox],
+          panels: list[BBox]) -> _Look:  # fmt: skip
+    """The words grouped into buttons and judged, the dialog, the safe candidates."""
+    h, w = frame.shape[:2]
+    groups = group_words(words, regions, float(w * h))
+    judged = {id(b): _judge(frame, b, words) for b in groups}
+    bad = [b for b in groups if judged[id(b)][0] == "forbidden"]
+    # a button with a price or Buy right beside it (text just under or over it, not on
+    # it) is that price's button too: "Continue" over "$0.99"
+    for b in groups:
+        if b not in bad and b.shape is not None:
+            near = [o for o in bad if o.shape is None and _beside(b.box, o.box) and _poisons(o.all_text)]
+            if near:
+                judged[id(b)] = ("forbidden", f"beside {near[0].all_text.strip()!r}: {judged[id(near[0])][1]}", None)
+                bad.append(b)
+    panel = find_panel(frame, regions, words, tuple(covering) + tuple(flood_panels(frame, words)))
+    dimmed = panel is not None and dimmed_outside(frame, panel)
+    seen: list[SeenButton] = []
+    cands: list[_Cand] = []
+    for b in groups:
+        verdict, why, meaning = judged[id(b)]
+        outside = panel is not None and not _inside(_centre(b.box), _grow(panel, 0.04))
+        if verdict == "safe" and meaning is not None:
+            norm = W.norm(b.text)
+            if norm in ("x", "×", "✕", "✖") and not _near_close_spot(b.box, panels, w, h):
+                verdict, why = "other", "a lone x away from any corner (an icon or tile misread)"
+            elif b.shape is None and not _loose_ok(b, panels, words, w, h):
+                verdict, why = "other", "loose text away from any dialog"
+            elif "?" in b.text or (b.shape is not None and _title_band(b.shape.box, panels)):
+                verdict, why = "other", "a question or a title: its answer is a button"
+            elif outside and dimmed:
+                verdict, why = "other", "behind the dimmed overlay, outside the dialog"
+        sb = SeenButton(b.text or b.all_text, b.box, verdict, why)
+        seen.append(sb)
+        if sb.verdict == "safe" and meaning is not None:
+            point = _centre(_word_box(b, words) or b.box)
+            # a shape holding another button is a panel's face: its words are loose text on it
+            holder = b.shape is not None and any(o is not b and o.shape is not None and o.shape.area < b.shape.area
+                                                 and _inside(_centre(o.box), b.shape.box) for o in groups)  # fmt: skip
+            cands.append(_Cand(sb, meaning, point, outside, b.shape is None or holder))
+    return _Look(groups, judged, bad, panel, seen, cands)
+
+
+def _button_boxes(frame: np.ndarray, panel: BBox) -> list[BBox]:
+    """Coloured button-like shapes on a panel, whatever their shading (a gradient face is
+    no flat region): compact blobs of a colour far from the panel's face, wide and short."""
+    h, w = frame.shape[:2]
+    x0, y0, x1, y1 = max(0, panel[0]), max(0, panel[1]), min(w, panel[2]), min(h, panel[3])
+    crop = frame[y0:y1, x0:x1]
+    if crop.size == 0:
+        return []
+    f = min(1.0, 270 / max(1, x1 - x0))
+    small = cv2.resize(crop, (max(1, round((x1 - x0) * f)), max(1, round((y1 - y0) * f))), interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2Lab).astype(np.float32)
+    face = np.median(lab.reshape(-1, 3), axis=0)
+    far = (np.linalg.norm(lab - face, axis=2) > 30).astype(np.uint8)
+    far = cv2.morphologyEx(far, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    n, _, stats, _ = cv2.connectedComponentsWithStats(far, connectivity=4)
+    out = []
+    sh, sw = far.shape
+    for i in range(1, n):
+        bx, by, bw, bh, area = (int(v) for v in stats[i])
+        if bw < 0.18 * sw or bw > 0.98 * sw or bh < 0.02 * h * f or bh > 0.12 * h * f or bw < 1.3 * bh:
+            continue
+        if area < 0.6 * bw * bh:
+            continue
+        out.append((x0 + int(bx / f), y0 + int(by / f), x0 + int((bx + bw) / f), y0 + int((by + bh) / f)))
+    return out
+
+
 def classify_screen(
     frame: np.ndarray, profile: GameProfile, *, board_readable: bool, foreground: str | None, ocr: Ocr | None
 ) -> ScreenVerdict:
@@ -402,55 +646,167 @@ def classify_screen(
         else:
             action = Action("tap", taught.scaled_tap(w, h), taught.name, f"taught screen {taught.name!r}")
         return ScreenVerdict("covered" if covering else "card", action, f"the taught screen {taught.name!r}",
-                             taught=taught.name)  # fmt: skip
+                             taught=taught.name, ranked=(action,))  # fmt: skip
     kind: ScreenKind = "covered" if covering or board_readable else "card"
     what = "a dialog covers the board" if kind == "covered" else "no board on the screen"
     if ocr is None:
         return ScreenVerdict("unknown", None, f"{what}; {ocr_unavailable_reason() or UNAVAILABLE}")
-    words = ocr.words(frame)
+    words = _clean(ocr.words(frame))
     # (a shape of nearly the whole screen is its background, not a panel)
     panels = [r.box for r in regions if PANEL_AREA * w * h <= r.area <= 0.9 * w * h] + covering
-    buttons = group_words(words, regions, float(w * h))
-    bad = [b for b in buttons if forbidden(b.all_text)]
-    # a button with a price or Buy right beside it (text just under or over it, not on
-    # it) is that price's button too: "Continue" over "$0.99"
-    bad += [b for b in buttons
-            if b not in bad and b.shape is not None and any(o.shape is None and _beside(b.box, o.box) for o in bad)]
+    look = _look(frame, words, regions, covering, panels)
+    if look.panel is not None and not any(not c.outside for c in look.cands) and hasattr(ocr, "read_crops"):
+        # no way on read on the dialog: its buttons read again one by one, each by its own
+        # luminance (a gradient face, text in an outline)
+        boxes = _button_boxes(frame, look.panel)
+        extra = _clean(ocr.read_crops(frame, boxes)) if boxes else []
+        if extra:
+            words = merge_words([words, extra])
+            look = _look(frame, words, regions, covering, panels)
+    groups, bad, panel, seen, cands = look.groups, look.bad, look.panel, look.seen, look.cands
     refused = tuple(b.all_text for b in bad)
     refused_boxes = [b.box for b in bad]
-    # best rank first; then a word on a button shape before loose text; then the lowest
-    # on the screen (a dialog's buttons are below its title and text)
-    candidates: list[tuple[int, bool, float, Button]] = []
-    for b in buttons:
-        if b in bad:
-            continue
-        rank = safe_rank(b.text)
-        if rank is None:
-            continue
-        if rank == 0 and _norm(b.text) in ("x", "×", "✕", "✖") and not _near_close_spot(b.box, panels, w, h):
-            continue  # a lone letter x elsewhere is likely a misread icon or tile
-        if b.shape is None and not _loose_ok(b, panels, words, w, h):
-            continue
-        if "?" in b.text or (b.shape is not None and _title_band(b.shape.box, panels)):
-            continue  # a question or a title ("Continue?") asks; the answer is a button
-        candidates.append((rank, b.shape is None, -b.box[1], b))
+    texts = [b.all_text for b in groups if panel is None or _inside(_centre(b.box), _grow(panel, 0.04))]
+
+    # an ad: a countdown in a corner, or an install button outside any dialog
+    corners = _corner_spots(w, h)
+    count: int | None = None
+    installs = [b for b in groups if W.is_install(b.all_text)]
+    for b in groups:
+        n = W.countdown(b.all_text)
+        if n is not None and any(_inside(_centre(b.box), c) for c in corners) and n <= 60 and (
+                W.explicit_countdown(b.all_text) or (panel is None and installs)):
+            # (a lone number in a corner is a countdown only beside an ad's install button;
+            # elsewhere it is the game's header)
+            count = n
+    if count is not None or (installs and (panel is None or not any(_inside(_centre(b.box), panel) for b in installs))):
+        return _ad(frame, seen, cands, corners, count, words, refused, ocr)
+
+    # the level map: level numbers on badges along a path, one prominent
+    nodes = [(b, sb) for b, sb in zip(groups, seen)
+             if re.fullmatch(r"\d{1,4}", W.norm(b.all_text)) and sb.verdict == "other" and sb.why == "no way on"
+             and MAP_BAND[0] * h <= _centre(b.box)[1] <= MAP_BAND[1] * h and _badge(b, w)]  # fmt: skip
+    # (a way on other than Play, on a dialog or anywhere, makes a card of it)
+    in_dialog = any(W.norm(c.button.text).split()[:1] not in PLAY_WORDS and (
+        not c.outside or c.meaning in ("forward", "retry")) for c in cands)
+    if len(nodes) >= 2 and not in_dialog:  # (a dialog with a way on is a card, whatever numbers are around it)
+        ys = [_centre(b.box)[1] for b, _ in nodes]
+        xs = [_centre(b.box)[0] for b, _ in nodes]
+        sizes = sorted(b.box[3] - b.box[1] for b, _ in nodes)
+        # three nodes along a path, or two of which one stands out (the current level)
+        path = len(nodes) >= 3 and max(ys) - min(ys) >= MAP_SPAN * h and max(xs) - min(xs) >= 0.1 * w
+        pair = len(nodes) == 2 and max(ys) - min(ys) >= MAP_STEP * h and sizes[1] >= PROMINENT * sizes[0]
+        if path or pair:
+            return _map(nodes, cands, seen, words, refused)
+
+    # a dialog's close glyph: an X on a flat badge, or an X or arrow at a panel's top corner
     close = find_close(frame, regions, panels)
     if close is not None and not any(_inside(_centre(close.box), rb) for rb in refused_boxes):
-        candidates.append((0, False, -close.box[1], Button("X", close.box, close)))
+        sb = SeenButton("X", close.box, "safe", "a close X glyph")
+        seen.append(sb)
+        cands.append(_Cand(sb, "close", _centre(close.box), False, True))
+    if panel is not None:
+        for gbox, glyph in find_glyphs(frame, _panel_spots(panel)):
+            if any(_inside(_centre(gbox), c.button.box) or _inside(c.point, _grow(gbox, 0.5)) for c in cands):
+                continue
+            if any(_inside(_centre(gbox), rb) for rb in refused_boxes):
+                continue
+            sb = SeenButton("X" if glyph == "x" else ">", gbox, "safe", f"a close {glyph} glyph at the dialog's corner")
+            seen.append(sb)
+            cands.append(_Cand(sb, "close", _centre(gbox), False, True))
+
+    level = W.level_of(texts) or W.level_of(_lines([wd for wd in words if panel is None
+                                                   or _inside(wd.centre, _grow(panel, 0.04))]))  # fmt: skip
+    outcome = W.outcome_of(texts)
+    forward = [c for c in cands if c.meaning == "forward" and not c.outside]
+    if panel is not None and any(W.norm(c.button.text).split()[:1] in PLAY_WORDS for c in forward
+                                 if W.norm(c.button.text)) and (level is not None or W.has_goal(texts)):  # fmt: skip
+        kind, what, outcome = "intro", "a level's intro card", None
     evidence = words or covering or panels
-    if candidates:
-        best = min(candidates, key=lambda c: c[:3])[3]
-        point = _centre(_word_box(best, words) or best.box)
-        return ScreenVerdict(kind, Action("tap", point, best.text, f"{what}; the safest button is {best.text!r}"),
-                             f"{what}; tapping {best.text!r}", tuple(words), refused=refused)  # fmt: skip
+    ranked = tuple(_tap(c, what) for c in sorted(cands, key=_order))
+    common = dict(words=tuple(words), refused=refused, buttons=tuple(seen), panel=panel, outcome=outcome, level=level)
+    if ranked:
+        best = ranked[0]
+        return ScreenVerdict(kind, best, f"{what}; tapping {best.label!r}", ranked=ranked, **common)  # type: ignore[arg-type]
     if not evidence:
         return ScreenVerdict("unknown", None, f"{what}, and no text or dialog on it", tuple(words), refused=refused)
     if kind == "card" and not panels and not refused:
         return ScreenVerdict("unknown", None, f"{what}, no dialog and no button on it: an unknown screen",
-                             tuple(words))  # fmt: skip
-    return ScreenVerdict(kind, Action("back", None, "Back", "no safe button; trying Back"),
-                         f"{what}; no safe button" + (f" (refused: {', '.join(refused)})" if refused else ""),
-                         tuple(words), refused=refused)  # fmt: skip
+                             tuple(words), buttons=tuple(seen))  # fmt: skip
+    blocked = f"the only ways on are forbidden ({'; '.join(sb.why for sb in seen if sb.verdict == 'forbidden')})" \
+        if refused else None  # fmt: skip
+    back = Action("back", None, "Back", "no safe button; trying Back")
+    return ScreenVerdict(kind, back, f"{what}; no safe button" + (f" (refused: {', '.join(refused)})" if refused else ""),
+                         ranked=(back,), blocked=blocked, **common)  # type: ignore[arg-type]  # fmt: skip
+
+
+def _reread(frame: np.ndarray, box: BBox, ocr: Ocr) -> str:
+    """The words on one box read again on their own (by the box's own luminance), or ""."""
+    read = getattr(ocr, "read_crops", None)
+    if read is None:
+        return ""
+    h = box[3] - box[1]
+    found: list[Word] = read(frame, [(box[0] - h // 2, box[1] - h // 4, box[2] + 3 * h, box[3] + h // 4)])
+    return " ".join(wd.text for wd in sorted(found, key=lambda wd: wd.box[0]))
+
+
+def _ad(frame: np.ndarray, seen: list[SeenButton], cands: list[_Cand], corners: list[BBox], count: int | None,
+        words: list[Word], refused: tuple[str, ...], ocr: Ocr) -> ScreenVerdict:  # fmt: skip
+    """An interstitial ad: its close control (in a corner) once shown, else wait for it."""
+    what = "an ad"
+    out: list[SeenButton] = []
+    closes: list[_Cand] = []
+    for sb in seen:
+        in_corner = any(_inside(_centre(sb.box), c) for c in corners)
+        if W.is_install(sb.text) or (sb.verdict == "safe" and not in_corner):
+            out.append(SeenButton(sb.text, sb.box, "forbidden", "an ad's button: it installs or opens the advertised app"))
+            continue
+        if sb.verdict == "safe" and W.countdown(sb.text) is None:
+            again = _reread(frame, sb.box, ocr)
+            n = W.countdown(again)
+            if n is not None or "in" in W.norm(again).split():
+                # read again on its own: "Close in 5", the countdown, not the close yet
+                count = n if n is not None else count if count is not None else -1
+                out.append(SeenButton(sb.text, sb.box, "other", f"the ad's countdown ({again.strip()!r})"))
+                continue
+            c = next(c for c in cands if c.button is sb)
+            closes.append(_Cand(sb, "close", c.point, False, c.loose))
+        out.append(sb)
+    for gbox, glyph in find_glyphs(frame, corners):
+        if any(_inside(_centre(gbox), c.button.box) for c in closes):
+            continue
+        sb = SeenButton("X" if glyph == "x" else ">", gbox, "safe", f"the ad's close {glyph} glyph in a corner")
+        out.append(sb)
+        closes.append(_Cand(sb, "close", _centre(gbox), False, False))
+    common = dict(words=tuple(words), refused=refused + tuple(b.text for b in out if b.verdict == "forbidden"
+                                                              and b.text not in refused),
+                  buttons=tuple(out), panel=None, countdown=count)  # fmt: skip
+    back = Action("back", None, "Back", "the ad's close control never appeared; trying Back")
+    if closes and count is None:  # (while a countdown runs, what looks like a close is not one yet)
+        ranked = tuple(_tap(c, what) for c in sorted(closes, key=_order)) + (back,)
+        return ScreenVerdict("ad", ranked[0], f"an ad; closing it with {ranked[0].label!r}", ranked=ranked, **common)  # type: ignore[arg-type]
+    if count is not None and count < 0:
+        common["countdown"] = None
+    why = f"the ad's close control (a countdown shows {count})" if count is not None and count >= 0 else \
+        "the ad's close control, not shown yet"  # fmt: skip
+    wait = Action("wait", None, "wait", f"waiting for {why}")
+    return ScreenVerdict("ad", wait, f"an ad; waiting for {why}", ranked=(wait, back), **common)  # type: ignore[arg-type]
+
+
+def _map(nodes: list[tuple[Button, SeenButton]], cands: list[_Cand], seen: list[SeenButton], words: list[Word],
+         refused: tuple[str, ...]) -> ScreenVerdict:  # fmt: skip
+    """The level map: the prominent level node (its number the tallest), then a Play button."""
+    node_b, _ = max(nodes, key=lambda n: n[0].box[3] - n[0].box[1])
+    level = int(W.norm(node_b.all_text))
+    out = [SeenButton(sb.text, sb.box, "safe" if b is node_b else "other",
+                      "the prominent level node" if b is node_b else "a level node") if (b, sb) in nodes else sb
+           for b, sb in zip([n[0] for n in nodes], [n[1] for n in nodes])]  # fmt: skip
+    rest = [sb for sb in seen if all(sb is not n[1] for n in nodes)]
+    node_action = Action("tap", _centre(node_b.box), node_b.all_text, f"the level map; level {level} is the prominent node")
+    plays = [c for c in sorted(cands, key=_order) if c.meaning == "forward"]
+    ranked = (node_action,) + tuple(_tap(c, "the level map") for c in plays)
+    return ScreenVerdict("map", node_action, f"the level map; tapping level {level}", tuple(words), refused=refused,
+                         buttons=tuple(out + rest), ranked=ranked, level=level)  # fmt: skip
 
 
 def _beside(box: tuple[int, int, int, int], other: tuple[int, int, int, int]) -> bool:

@@ -29,7 +29,7 @@ from agent.vision.ocr import ocr_unavailable_reason
 from agent.vision.profile import DeviceProfile, GameProfile, save_profile
 
 RECORDINGS_DIR = Path(__file__).parents[1] / "data" / "recordings"
-# name -> (game, moves, the game's options): small screens, a few moves, each under 1.5 MB.
+# name -> (game, moves, the game's options): small screens, a few moves, each under 3.5 MB.
 # Lines plays with greedy: its search player stops thinking at a time budget, so what it
 # picks depends on how fast the machine is, and no recording of it replays exactly.
 RECORDINGS: dict[str, tuple[str, int, dict[str, object]]] = {
@@ -85,7 +85,8 @@ def rewrite_journal(run: Path, change) -> None:
 @pytest.mark.parametrize("name", sorted(RECORDINGS))
 def test_every_committed_recording_replays_with_no_difference(name):
     run = RECORDINGS_DIR / name
-    assert sum(p.stat().st_size for p in run.rglob("*") if p.is_file()) < 2_500_000
+    # (the saga run keeps its dialogs lossless, an ad's countdown among them)
+    assert sum(p.stat().st_size for p in run.rglob("*") if p.is_file()) < 3_500_000
     report = replay_run(run)
     recorded = decisions(run)
     assert len(report.decisions) == len(recorded) == RECORDINGS[name][1]

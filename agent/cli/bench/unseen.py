@@ -13,7 +13,7 @@ from rich.table import Table
 from agent.cli.app import choice_list, console, output_dir, seed_option
 from agent.cli.plans import _progress
 
-DEFAULT_PER_FAMILY = 3  # 8 families x 3 screens: well under a minute on 2 cores
+DEFAULT_PER_FAMILY = 3  # 12 families x 3 screens: about a minute on 2 cores
 CAPTION = (
     "grid: found, X when not the truth's; IoU of the box with the truth's; classes: appearance classes found (truth's looks); cells: "
     "appearance classes right, kinds: colour kinds right, each under the best one-to-one mapping ('?' not "

@@ -25,12 +25,15 @@ from agent.games.base import (
     Swipe,
 )
 from agent.games.match3.board import MAX_TYPES, UNKNOWN, Board, Move
+from agent.games.match3.goal_board import blocker_cells, blockers_of, with_blockers
+from agent.games.match3.goal_play import GOAL_MODES, Aim, aim_for, goal_choice, made_by
 from agent.games.match3.hints import ROLE_HINTS
 from agent.games.match3.hud import MAX_STEPS
 from agent.games.match3.reader import label_types, read_board
 from agent.games.match3.rules import VARIANTS, Match3Config
 from agent.games.match3.solver import SOLVERS, Choice, Solver, candidate_moves, evaluate, make_solver
 from agent.games.match3.verify import at_rest, check_outcome
+from agent.vision.goal import Goal
 from agent.vision.grid import cell_centers
 from agent.errors import ProfileError
 from agent.vision.profile import GameProfile
@@ -58,6 +61,11 @@ def config_for(profile: GameProfile, variant: str, start_steps: int = 30) -> Mat
     n_types = max(3, max(types, default=0) + 1)
     return Match3Config(variant=variant, rows=profile.rows, cols=profile.cols, n_types=min(n_types, 8),  # type: ignore[arg-type]
                         start_steps=start_steps)  # fmt: skip
+
+
+def kind_ids(profile: GameProfile) -> dict[str, int]:
+    """The profile's colour kinds (a goal's colour) -> the rules' colour ids."""
+    return {profile.kind_of(lbl): i for lbl, i in label_types(profile).items()}
 
 
 # A cell is taken for immovable (a blocker the calibration did not see as one) once this
@@ -89,10 +97,25 @@ class Match3Player:
     matching swap left, one swap that matches nothing is tried: undone, the game plays
     `classic` rules; taken, any swap is a move (`step`). Playing a named variant the game
     contradicts (a set-up swap undone) switches to the rules the screen showed. A cell
-    that does not move when swiped, twice, is played as immovable."""
+    that does not move when swiped, twice, is played as immovable.
 
-    def __init__(self, config: Match3Config, solver: Solver, variant: str | None = None) -> None:
+    Given the level's goal (`set_goal`: collect a colour, break blockers), the swap is
+    chosen by its progress towards the goal first and by the solver second
+    (`goal_play.goal_choice`); `goal="off"` plays blind to it (the baseline), counting
+    what its swaps did for the goal all the same. `kind_ids` maps the profile's colour
+    kinds (a goal's colour) to the rules' colour ids."""
+
+    def __init__(self, config: Match3Config, solver: Solver, variant: str | None = None,
+                 kind_ids: Mapping[str, int] | None = None, goal: str = "auto") -> None:  # fmt: skip
+        if goal not in GOAL_MODES:
+            raise ValueError(f"goal is one of {', '.join(GOAL_MODES)}, not {goal!r}")
         self.solver = solver
+        self.pursue_goal = goal == "auto"
+        self._kind_ids = dict(kind_ids) if kind_ids is not None else {k: i for i, k in enumerate("ABCDEFGH")}
+        self._goal: Goal | None = None
+        self._aim: Aim | None = None
+        self._goal_made = 0  # what the checked swaps did towards the goal (tiles of its colour, blocker hits)
+        self._goal_pending = 0  # ... what the swap awaiting its check should do
         variant = variant or config.variant  # None: the rules the config names
         self.known_variant: str | None = None if variant == "auto" else variant
         # Unknown rules: play what is legal under all of them.
@@ -126,6 +149,27 @@ class Match3Player:
         self._next = None
         self._evidence.append(why)
 
+    # -- the level's goal ----------------------------------------------------------
+    def set_goal(self, goal: Goal | None) -> None:
+        """The goal as last read. Another goal (kind, colour or target), or one with more
+        left than before, is a new level's: its count starts again."""
+        old = self._goal
+        if goal is not None and (old is None or (goal.kind, goal.colour, goal.target) != (old.kind, old.colour, old.target)
+                                 or (goal.left is not None and old.left is not None and goal.left > old.left)):  # fmt: skip
+            self._goal_made = 0
+        self._goal = goal
+        self._aim = aim_for(goal, self._kind_ids)
+
+    def goal_progress(self) -> dict[str, object]:
+        """{"goal", "colour", "target", "left" (as read), "made" (what the agent's checked
+        swaps did towards it: tiles of its colour cleared, or blocker hits; predicted, as
+        tiles_cleared is), "pursued"}; {} with no goal."""
+        g = self._goal
+        if g is None:
+            return {}
+        return {"goal": g.kind, "colour": g.colour, "target": g.target, "left": g.left, "made": self._goal_made,
+                "pursued": self.pursue_goal and self._aim is not None}  # fmt: skip
+
     # -- deciding ------------------------------------------------------------------
     def _avoided(self, board: Board) -> set[tuple[int, int]]:
         cells = set(self._immovable)
@@ -135,8 +179,25 @@ class Match3Player:
 
     def decide(self, board: Board) -> Decision[Move] | NoMove:
         planned, self._next = self._next, None
-        view = _masked(board, self._avoided(board))
+        aim = self._aim
+        # the goal's blockers: those the profile knows, those the goal's icon names, and
+        # cells that never moved when swiped
+        blockers = blockers_of(board) | self._immovable
+        if aim is not None:
+            blockers |= aim.blockers_on(board)
+        # (a goal's piece is no tile to swipe; blind to the goal, the player sees the board as ever)
+        pieces = aim.blockers_on(board) if aim is not None and self.pursue_goal else frozenset()
+        view = _masked(board, self._avoided(board) | pieces)
         choice = planned if planned is not None else self.solver.choose(self.config, view)
+        self._goal_pending = 0
+        if aim is not None and self.pursue_goal:
+            picked, got = goal_choice(self.config, view, blockers, aim, choice)
+            if picked is not choice:
+                planned = None  # the plan gives way to the goal
+            choice = picked
+            self._goal_pending = 0 if got is None else got.made
+        elif aim is not None and choice is not None:
+            self._goal_pending = made_by(aim, view, choice.move, blockers)
         self._probe = False
         if choice is None and self.known_variant is None and not self._probed:
             choice = self._probe_choice(view)
@@ -148,10 +209,11 @@ class Match3Player:
             return NoMove(f"game over: {why}" if classic else why, finished=classic, wait=True)
         self._made = choice
         self._counts["steps_spent"] += choice.steps_spent
+        goal = {"goal_predicted": self._goal_pending} if aim is not None and not self._probe else {}
         return Decision(
             choice.move, str(choice.move), continues_plan=planned is not None,
             fields={"predicted_cleared": choice.tiles_cleared, "predicted_gain": choice.steps_gained,
-                    "plan_swaps_left": _swaps_after(choice), **({"probe": True} if self._probe else {})},
+                    "plan_swaps_left": _swaps_after(choice), **({"probe": True} if self._probe else {}), **goal},
         )  # fmt: skip
 
     def _probe_choice(self, board: Board) -> Choice | None:
@@ -208,6 +270,8 @@ class Match3Player:
             self._counts["tiles_cleared"] += choice.tiles_cleared
             self._counts["steps_gained"] += choice.steps_gained
             self._counts["points"] += choice.points
+            self._goal_made += self._goal_pending
+        self._goal_pending = 0
         return Check(c.verdict, c.detail, fields)
 
     def _refused_by(self, board: Board, move: Move) -> None:
@@ -232,16 +296,22 @@ class Match3Player:
 
 class Match3Screen:
     role_hints = ROLE_HINTS
+    has_levels = True  # a saga game is levels in a row: a level's end is not the run's (agent.play.levels)
     options = (
         Option("variant", "match3 rules: auto (learned by watching the game), step (any swap costs a step) or "
                "classic (only matching swaps).", choices=PLAYER_VARIANTS, default="auto", sim_default="step"),
         Option("solver", "plan (the plan library's multi-swap plans, each verified on the board), greedy (best "
                "single swap) or random.", choices=SOLVERS, default="plan"),
+        Option("goal", "auto (read the level's goal and choose moves by it first) or off (play blind to it: the "
+               "baseline a benchmark compares with).", choices=GOAL_MODES, default="auto"),
         Option("steps", "Simulated phone: steps at the start (step variant).", default=30, minimum=1,
                maximum=MAX_STEPS, sim_only=True),
         Option("scene", "Simulated phone: plain (drawn tiles, one board) or saga (a commercial-style game: levels "
                "of other shapes, specials, blockers, holes, dialogs and ads, tiles cut from real screenshots).",
                choices=SCENES, default="plain", sim_only=True),
+        Option("world", "Simulated phone, saga scene: which game of the saga family (0: the first saga game; "
+               "others differ in art, header words, goals, flows, ads and timings).", default=0, minimum=0,
+               maximum=100_000, sim_only=True),
     )  # fmt: skip
 
     def check_profile(self, profile: GameProfile) -> None:
@@ -259,7 +329,9 @@ class Match3Screen:
 
     def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[Board]:
         r = read_board(frame, profile)
-        return BoardRead(r.board, r.reading, r.confident, str(r.board), r.usable)
+        # the blockers' cells ride with the board, for a goal of breaking them
+        board = with_blockers(r.board, blocker_cells(r.reading, profile))
+        return BoardRead(board, r.reading, r.confident, str(board), r.usable)
 
     def player(self, profile: GameProfile, settings: Settings, seed: int) -> Match3Player:
         variant = str(settings["variant"])
@@ -267,7 +339,8 @@ class Match3Screen:
         if learned in VARIANTS:
             variant = str(learned)  # learned on an earlier run, and saved in the profile
         config = config_for(profile, "classic" if variant == "auto" else variant, int(settings["steps"]))
-        return Match3Player(config, make_solver(settings["solver"], seed), variant)
+        return Match3Player(config, make_solver(settings["solver"], seed), variant, kind_ids(profile),
+                            str(settings.get("goal", "auto")))  # fmt: skip
 
     def gestures(self, move: Move, profile: GameProfile) -> tuple[Gesture, ...]:
         return (Swipe(*swipe_points(profile, move), profile.swipe_ms),)
@@ -291,7 +364,8 @@ class Match3Sim:
         if settings.get("scene") == "saga":
             from agent.games.match3.saga import SagaPhone
 
-            return SagaPhone(seed=seed, size=size, clock=clock, serial=serial or "sim-0")
+            return SagaPhone(seed=seed, size=size, clock=clock, serial=serial or "sim-0",
+                             world=int(settings.get("world") or 0))
         config = Match3Config(variant=settings["variant"], start_steps=int(settings["steps"]))
         if serial is None:
             return SimPhone(config=config, seed=seed, size=size, clock=clock)

@@ -14,48 +14,25 @@ from typing import Any
 
 import numpy as np
 
-from agent.errors import AgentError
 from agent.games.match3.hints import ROLE_HINTS
 from agent.vision.frames import calibrate_frames
 from agent.vision.profile import GameProfile, save_game_profile
 from agent.vision.screen_facts import with_screen_facts
-from agent.vision.settle import still_screen
-
-# A popup may be up when the phone starts: Back closes it, as a person would first.
-_TRIES = 3
-
 
 def calibrate_phone(phone: Any) -> GameProfile:
-    """Calibrate on the phone's screen. A dialog over the board is first dismissed as a
-    person would: its safe button (read by OCR), else Back."""
-    last: AgentError | None = None
-    for _ in range(_TRIES):
-        frame = still_screen(phone.screencap, phone.clock, phone.serial)
-        try:
-            cal = calibrate_frames([frame], "match3", hints=ROLE_HINTS)
-        except AgentError as exc:
-            last = exc
-            _dismiss(phone, frame)
-            continue
-        return with_screen_facts(cal.profile, frame, phone.foreground())
-    assert last is not None
-    raise last
-
-
-def _dismiss(phone: Any, frame: np.ndarray) -> None:
+    """Calibrate on the phone's screen, as `agent calibrate` does on a phone: a map, a card
+    or a dialog is first left by its safe button (read by OCR), else Back, and the board is
+    taken once it is still (an animated sky around it does not count)."""
     from agent.vision.ocr import default_ocr
-    from agent.vision.screens import forbidden, safe_rank
+    from agent.vision.way_in import reach_board, settled
 
-    ocr = default_ocr()
-    words = ocr.words(frame) if ocr is not None else []
-    ranked = sorted((rank, i) for i, w in enumerate(words)
-                    if not forbidden(w.text) and (rank := safe_rank(w.text)) is not None)  # fmt: skip
-    if ranked:
-        x0, y0, x1, y1 = words[ranked[0][1]].box
-        phone.tap((x0 + x1) // 2, (y0 + y1) // 2)
-    else:
-        phone.back()
-    phone.clock.sleep(1.0)
+    def board(frame: np.ndarray) -> tuple[int, int, int, int]:
+        return calibrate_frames([frame], "match3", hints=ROLE_HINTS).profile.board_bbox
+
+    way = reach_board(phone, phone.clock, phone.serial, board, "match3", default_ocr())
+    frame = settled(phone.screencap, phone.clock, way.bbox, phone.serial)
+    cal = calibrate_frames([frame], "match3", hints=ROLE_HINTS)
+    return with_screen_facts(cal.profile, frame, phone.foreground())
 
 
 def calibrated_profile(phone: Any, directory: Path) -> tuple[Path, str]:

@@ -16,6 +16,8 @@ A real phone also takes its time: `latency_ms` is how long every screenshot wait
 after the frame was grabbed and before it is answered (the frame is the one at the
 start, as a phone's is), for raw, PNG and gzip alike; the wait happens on the asking
 stream's thread, so screenshots from several hosts overlap as they do on a phone.
+Some phones serve one screenshot at a time: with `serial`, a screenshot waits for the
+one before it to be answered (its grab and its wait), so two askers take twice as long.
 
 `screencap | gzip` is gzip of what `raw()` answers (`gzip_of`), kept for the last few
 distinct raw replies, so the pipe costs a repeated frame nothing either.
@@ -71,6 +73,7 @@ class ScreenBytes:
         keep: int = 4,
         latency_ms: float = 0,
         sleep: Callable[[float], None] = time.sleep,
+        serial: bool = False,
     ) -> None:
         if not (latency_ms >= 0 and latency_ms < float("inf")):
             raise ValueError(f"latency_ms must be a finite number >= 0, not {latency_ms!r}")
@@ -78,6 +81,8 @@ class ScreenBytes:
         self._keep = keep
         self.latency_ms = float(latency_ms)
         self._sleep = sleep
+        self.serial = bool(serial)
+        self._serial_lock = threading.Lock()
         self._gzipped: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()  # id(raw) -> (raw, gzip)
         self._gzip_lock = threading.Lock()
         self._entries: OrderedDict[int, _Entry] = OrderedDict()
@@ -109,6 +114,12 @@ class ScreenBytes:
         return packed
 
     def _answer(self, fmt: Format) -> bytes:
+        if self.serial:
+            with self._serial_lock:
+                return self._answer_now(fmt)
+        return self._answer_now(fmt)
+
+    def _answer_now(self, fmt: Format) -> bytes:
         data = self._on_display(fmt)  # the frame is grabbed now, before the wait
         if self.latency_ms > 0:
             self._sleep(self.latency_ms / 1000.0)

@@ -68,7 +68,8 @@ class AdbdServer:
     `unauthorized` makes the phone refuse every key, as a phone whose user never
     accepted the prompt does; `freeze()` makes it stop answering (a hung phone) until
     `thaw()`. `limits` bounds what hosts may hold (see Limits). `latency_ms` is how long
-    every screenshot takes beyond its encoding, as on a slow phone (see ScreenBytes).
+    every screenshot takes beyond its encoding, as on a slow phone (see ScreenBytes);
+    `serial_captures` makes it serve one screenshot at a time.
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class AdbdServer:
         on_event: Callable[[str], None] | None = None,
         limits: Limits | None = None,
         latency_ms: float = 0,
+        serial_captures: bool = False,
     ) -> None:
         self.phone = phone
         self.limits = limits or Limits()
@@ -89,7 +91,7 @@ class AdbdServer:
         self.unauthorized = unauthorized
         self.frozen = False
         self.lock = threading.Lock()  # the phone is one object; streams run in parallel
-        self.screen = ScreenBytes(self._grab, latency_ms=latency_ms)
+        self.screen = ScreenBytes(self._grab, latency_ms=latency_ms, serial=serial_captures)
         self.shell = FakeShell(phone, self.screen, self.facts, self.lock)
         self.banner = (
             f"device::ro.product.name={self.facts.product};ro.product.model={self.facts.model};"

@@ -11,6 +11,6 @@ looks, specials, blockers), `backdrop` (backgrounds, HUD, popups), `scene` (a sc
 from its description), `cases` (the families and their truth).
 """
 
-from agent.games.match3.lookalike.cases import FAMILIES, REFUSING, Case, Truth, cases, make_case
+from agent.games.match3.lookalike.cases import FAMILIES, REFUSING, UNEVEN, Case, Truth, cases, make_case
 
-__all__ = ["FAMILIES", "REFUSING", "Case", "Truth", "cases", "make_case"]
+__all__ = ["FAMILIES", "REFUSING", "UNEVEN", "Case", "Truth", "cases", "make_case"]

@@ -57,9 +57,11 @@ def background(rng: np.random.Generator, width: int, height: int, kind: str) -> 
     return np.clip(img, 0, 1).astype(np.float32)
 
 
-def frost(img: np.ndarray, box: Box, rng: np.random.Generator, radius: int) -> None:
+def frost(img: np.ndarray, box: Box, rng: np.random.Generator, radius: int, soft: bool = False) -> None:
     """A frosted-glass panel over `box` of `img`, in place: what is under it blurred
-    (at a low resolution, for speed), lightened, and edged with a light line."""
+    (at a low resolution, for speed), lightened, and edged with a light line. `soft`:
+    barely lightened, no line, and an edge feathered over a fraction of the panel's
+    margin, so the panel melts into a blurred, busy background."""
     x0, y0, x1, y1 = box
     region = img[y0:y1, x0:x1]
     h, w = region.shape[:2]
@@ -68,8 +70,15 @@ def frost(img: np.ndarray, box: Box, rng: np.random.Generator, radius: int) -> N
     small = cv2.GaussianBlur(small, (0, 0), float(rng.uniform(3.0, 7.0)))
     glass = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
     tint = np.asarray(random_colour(rng, (0, 60), (200, 255)), np.float32)
-    glass = glass + (tint - glass) * np.float32(rng.uniform(0.2, 0.45))
+    amount = float(rng.uniform(0.2, 0.45))
+    glass = glass + (tint - glass) * np.float32(amount * (0.25 if soft else 1.0))
     m = rounded_box_mask((h, w), (0, 0, w, h), radius)
+    if soft:
+        feather = max(1.0, radius * float(rng.uniform(0.5, 1.2)))
+        m = cv2.GaussianBlur(rounded_box_mask((h, w), (int(feather), int(feather), w - int(feather), h - int(feather)), radius),
+                             (0, 0), feather)  # fmt: skip
+        blend(region, m, glass)
+        return
     blend(region, m, glass)
     edge = np.clip(m - cv2.erode(m, np.ones((3, 3), np.uint8), iterations=2), 0, 1)
     blend(region, edge, (1.0, 1.0, 1.0), 0.7)

@@ -18,6 +18,17 @@ background, gaps, background and HUD (see `common`); the family adds what makes 
 - dialog: a popup over 8-40% of the cells: the screen must be refused;
 - dim: the whole screen dimmed under a popup: the screen must be refused.
 
+Boards of real saga games, whose edge is uneven (UNEVEN): the true grid runs to the
+board's outline whatever stands on its edge:
+- edge_columns: obstacles one per cell (crates, stone, ice) over one or two whole outer
+  columns and/or rows, "#";
+- crates: obstacles drawn as one object over several cells (2x2 crates, 1x2 and 2x1
+  shelves, stone slabs), mostly on the edge; every cell under one is "#";
+- frosted_edge: a frosted panel that is barely tinted, has no rim and a feathered edge,
+  over a blurred picture or a busy texture;
+- cut_corners: corners cut away (staircases, rounded, square) and notches in the outer
+  edge, ".", the board's panel often following the outline.
+
 Some families take the live effects too (blockers, holes, frosted), so difficulties mix.
 
 Truth grids: `kinds` has a colour letter per tile ("A".. in the screen's colour order;
@@ -29,20 +40,24 @@ a special has its colour's letter), "*" a colourless special, "#" a blocker, "."
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from agent.games.match3.lookalike.backdrop import BACKGROUNDS, random_colour
 from agent.games.match3.lookalike.pieces import (
-    BLOCKERS, COLOURLESS, MARKS, PALETTE, STYLES, TileLook, shapes_for,
+    BLOCKERS, COLOURLESS, EDGE_BLOCKERS, MARKS, PALETTE, SPANS, STYLES, TileLook, shapes_for,
 )  # fmt: skip
 from agent.games.match3.lookalike.scene import (
-    BLOCKER, COLOURLESS as COLOURLESS_PIECE, HOLE, SLOTS, SPECIAL, TILE, Layout, Piece, Scene, Style, place, render,
+    BLOCKER, COLOURLESS as COLOURLESS_PIECE, HOLE, SLOTS, SPANNED, SPECIAL, TILE, Layout, Piece, Scene, Span, Style, place,
+    render,
 )  # fmt: skip
 
-FAMILIES = ("clean", "live", "moving", "blockers", "holes", "frosted", "dialog", "dim")
+FAMILIES = ("clean", "live", "moving", "blockers", "holes", "frosted", "dialog", "dim",
+            "edge_columns", "crates", "frosted_edge", "cut_corners")  # fmt: skip
+# boards of real saga games, whose edge is uneven (issue 25)
+UNEVEN = ("edge_columns", "crates", "frosted_edge", "cut_corners")
 REFUSING = ("dialog", "dim")
 SIZES = ((1080, 2400), (720, 1600), (1440, 3200), (1080, 1920), (1170, 2532), (800, 1280))
 SIZE_WEIGHTS = (0.36, 0.2, 0.2, 0.1, 0.08, 0.06)
@@ -110,6 +125,7 @@ class Draft:
     looks: list[list[str]]
     colours: int
     covered: dict[tuple[int, int], tuple[str, ...]]
+    spans: list[Span] = field(default_factory=list)
 
     def set(self, r: int, c: int, piece: Piece, kind: str, look: str) -> None:
         self.pieces[r][c], self.kinds[r][c], self.looks[r][c] = piece, kind, look
@@ -181,7 +197,8 @@ def finish(family: str, seed: int, rng: np.random.Generator, d: Draft, refuse: s
            texts: tuple[tuple[str, int, int, float], ...] = (), dialog: tuple[int, int, int, int] | None = None,
            dim: float = 0.0, draw: bool = True) -> Case:  # fmt: skip
     jpeg = int(rng.integers(80, 96)) if rng.random() < 0.5 else 0
-    scene = Scene(d.layout, d.style, tuple(tuple(r) for r in d.pieces), texts, dialog, dim, jpeg, _hud_boxes(d))
+    scene = Scene(d.layout, d.style, tuple(tuple(r) for r in d.pieces), texts, dialog, dim, jpeg, _hud_boxes(d),
+                  tuple(d.spans))  # fmt: skip
     lay = d.layout
     truth = Truth(
         family, seed, (lay.width, lay.height), lay.bbox, lay.rows, lay.cols,
@@ -308,6 +325,124 @@ def add_holes(rng: np.random.Generator, d: Draft) -> None:
                 d.set(r, c, Piece(HOLE), HOLE_LABEL, HOLE_LABEL)
 
 
+def add_edge_lines(rng: np.random.Generator, d: Draft) -> None:
+    """Obstacles (crates, stone, ice: one per cell) over one or two whole outer columns
+    and/or rows, a few inside, and sometimes a second kind mixed into a line."""
+    lay = d.layout
+    kinds = [EDGE_BLOCKERS[i] for i in rng.permutation(len(EDGE_BLOCKERS))[: int(rng.integers(1, 3))]]
+    n_cols, n_rows = ((1, 0), (2, 0), (0, 1), (1, 1), (0, 2), (2, 1))[int(rng.choice(6, p=[0.3, 0.2, 0.15, 0.15, 0.1, 0.1]))]
+    lines: list[tuple[str, int]] = []  # ("col" or "row", index)
+    for axis, n, size in (("col", n_cols, lay.cols), ("row", n_rows, lay.rows)):
+        if n == 1:
+            lines.append((axis, 0 if rng.random() < 0.5 else size - 1))
+        elif n == 2:
+            first = 0 if rng.random() < 0.5 else size - 1
+            other = (size - 1 - first) if rng.random() < 0.6 else (1 if first == 0 else size - 2)
+            lines += [(axis, first), (axis, other)]
+    for axis, i in lines:
+        kind = kinds[int(rng.integers(len(kinds)))]
+        cells = [(r, i) for r in range(lay.rows)] if axis == "col" else [(i, c) for c in range(lay.cols)]
+        for r, c in cells:
+            k = kinds[int(rng.integers(len(kinds)))] if len(kinds) > 1 and rng.random() < 0.15 else kind
+            d.set(r, c, Piece(BLOCKER, -1, k), BLOCKER_LABEL, f"#{k}")
+    inner = [(r, c) for r, c in d.tiles() if 0 < r < lay.rows - 1 and 0 < c < lay.cols - 1]
+    for j in rng.permutation(len(inner))[: int(rng.integers(0, 4))]:
+        r, c = inner[j]
+        k = kinds[int(rng.integers(len(kinds)))]
+        d.set(r, c, Piece(BLOCKER, -1, k), BLOCKER_LABEL, f"#{k}")
+
+
+def add_spans(rng: np.random.Generator, d: Draft) -> None:
+    """Obstacles drawn as one object over several cells (2x2 crates, 1x2 and 2x1 shelves,
+    stone slabs), most of them on the board's edge or in a corner; sometimes a whole edge
+    row of shelves. Every cell under one is "#", each part of it a look of its own."""
+    lay = d.layout
+    taken = np.zeros((lay.rows, lay.cols), bool)
+
+    def put(kind: str, r: int, c: int, h: int, w: int) -> bool:
+        if r < 0 or c < 0 or r + h > lay.rows or c + w > lay.cols or taken[r : r + h, c : c + w].any():
+            return False
+        taken[r : r + h, c : c + w] = True
+        d.spans.append(Span(kind, r, c, h, w))
+        for rr in range(r, r + h):
+            for cc in range(c, c + w):
+                d.set(rr, cc, Piece(SPANNED), BLOCKER_LABEL, f"#{kind}{h}x{w}/{rr - r}{cc - c}")
+        return True
+
+    if rng.random() < 0.25:  # a row of shelves along the top or the bottom
+        r = 0 if rng.random() < 0.5 else lay.rows - 1
+        for c in range(0, lay.cols - 1, 2):
+            put("shelf", r, c, 1, 2)
+        if lay.cols % 2:
+            d.set(r, lay.cols - 1, Piece(BLOCKER, -1, "jar"), BLOCKER_LABEL, "#jar")
+            taken[r, lay.cols - 1] = True
+    want = int(rng.integers(2, 6))
+    placed = 0
+    for _ in range(80):
+        if placed >= want:
+            break
+        kind, h, w = SPANS[int(rng.integers(len(SPANS)))]
+        if rng.random() < 0.65:  # on the edge: a corner or along an outer line
+            side = int(rng.integers(4))
+            r = (0, lay.rows - h, int(rng.integers(0, lay.rows - h + 1)), int(rng.integers(0, lay.rows - h + 1)))[side]
+            c = (int(rng.integers(0, lay.cols - w + 1)), int(rng.integers(0, lay.cols - w + 1)), 0, lay.cols - w)[side]
+        else:
+            r, c = int(rng.integers(0, lay.rows - h + 1)), int(rng.integers(0, lay.cols - w + 1))
+        placed += put(kind, r, c, h, w)
+
+
+def add_soft_frost(rng: np.random.Generator, d: Draft) -> None:
+    """The frosted panel barely tinted, with no rim and a feathered edge, over a blurred
+    picture or a busy texture: where the panel ends hardly shows."""
+    background = "texture" if rng.random() < 0.4 else "photo"
+    d.style = replace(d.style, soft_frost=True, background=background)
+
+
+def add_cuts(rng: np.random.Generator, d: Draft) -> None:
+    """Corners cut away (staircases, rounded, square notches) and notches in the outer
+    edge; each row and column keeps at least two cells, so the truth's box is the board's
+    extent. The board's panel follows the outline on most screens."""
+    lay = d.layout
+    cut = np.zeros((lay.rows, lay.cols), bool)
+
+    def keeps(extra: np.ndarray) -> bool:
+        left = ~(cut | extra)
+        return bool((left.sum(axis=0) >= 2).all() and (left.sum(axis=1) >= 2).all() and left.sum() >= 0.6 * left.size)
+
+    most = max(1, min(3, (min(lay.rows, lay.cols) - 1) // 2))
+    for corner in rng.permutation(4)[: int(rng.integers(2, 5))]:
+        shape = ("stair", "round", "square")[int(rng.integers(3))]
+        k = int(rng.integers(1, most + 1)) if shape != "square" else int(rng.integers(1, 3))
+        if shape == "round":
+            k = max(2, k)
+        m = np.zeros_like(cut)
+        for i in range(k):
+            for j in range(k):
+                inside = {"stair": i + j < k, "square": True,
+                          "round": (k - i - 0.5) ** 2 + (k - j - 0.5) ** 2 > (k - 0.5) ** 2}[shape]  # fmt: skip
+                if inside:
+                    m[i if corner in (0, 1) else lay.rows - 1 - i, j if corner in (0, 2) else lay.cols - 1 - j] = True
+        if keeps(m):
+            cut |= m
+    for _ in range(int(rng.integers(0, 3))):  # notches in an outer edge, away from the corners
+        side = int(rng.integers(4))
+        along = lay.cols if side in (0, 1) else lay.rows
+        length, depth = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+        if along - length < 4:
+            continue
+        at = int(rng.integers(2, along - length - 1))
+        m = np.zeros_like(cut)
+        for i in range(depth):
+            for j in range(at, at + length):
+                m[(i, j) if side == 0 else (lay.rows - 1 - i, j) if side == 1 else (j, i) if side == 2 else (j, lay.cols - 1 - i)] = True
+        if keeps(m):
+            cut |= m
+    for r, c in np.argwhere(cut):
+        d.set(int(r), int(c), Piece(HOLE), HOLE_LABEL, HOLE_LABEL)
+    if rng.random() < 0.65:
+        d.style = replace(d.style, outline=True, panel=max(d.style.panel, float(rng.uniform(0.12, 0.35))))
+
+
 def _cover(d: Draft, box: tuple[int, int, int, int]) -> int:
     """Mark the cells under `box` (and its shadow) "?"; returns how many."""
     lay = d.layout
@@ -327,7 +462,7 @@ def make_case(family: str, seed: int, draw: bool = True) -> Case:
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}: one of {', '.join(FAMILIES)}")
     rng = family_rng(family, seed)
-    d = common(rng, frosted=family == "frosted")
+    d = common(rng, frosted=family in ("frosted", "frosted_edge"))
     lay = d.layout
     texts: tuple[tuple[str, int, int, float], ...] = ()
     if family == "live":
@@ -346,6 +481,22 @@ def make_case(family: str, seed: int, draw: bool = True) -> Case:
         if rng.random() < 0.3:
             add_live(rng, d)
     elif family == "frosted":
+        if rng.random() < 0.3:
+            add_live(rng, d)
+    elif family == "edge_columns":
+        add_edge_lines(rng, d)
+        if rng.random() < 0.3:
+            add_live(rng, d)
+    elif family == "crates":
+        add_spans(rng, d)
+        if rng.random() < 0.3:
+            add_live(rng, d)
+    elif family == "frosted_edge":
+        add_soft_frost(rng, d)
+        if rng.random() < 0.3:
+            add_live(rng, d)
+    elif family == "cut_corners":
+        add_cuts(rng, d)
         if rng.random() < 0.3:
             add_live(rng, d)
     elif family == "dialog":

@@ -49,6 +49,10 @@ STYLES = ("gem", "candy", "square", "icon")
 MARKS = ("striped", "ring", "star", "core")  # specials of a colour
 COLOURLESS = ("rainbow", "sphere")  # colourless specials
 BLOCKERS = ("crate", "stone", "jar")
+# blockers of the uneven-edge families: the ones above, and a block of ice
+EDGE_BLOCKERS = ("crate", "stone", "ice")
+# obstacles drawn as one object over several cells: (kind, rows, cols)
+SPANS = (("crate", 2, 2), ("shelf", 1, 2), ("shelf", 2, 1), ("slab", 2, 2), ("slab", 1, 2))
 
 GEM_SHAPES = ("octagon", "diamond", "hexagon", "triangle", "square", "round", "pentagon")
 CANDY_SHAPES = ("circle", "wide", "tall", "bean", "drop", "circle2", "wide2")
@@ -325,6 +329,8 @@ def blocker_sprite(kind: str, n: int, rng: np.random.Generator) -> Sprite:
         for x, y in ((t // 2, t // 2), (n - t // 2, t // 2), (t // 2, n - t // 2), (n - t // 2, n - t // 2)):
             blend(bgr, ellipse_mask((n, n), (x, y), (t / 4, t / 4)), (0.55, 0.55, 0.6))
         return Sprite(np.clip(bgr, 0, 1).astype(np.float32), alpha)
+    if kind == "ice":
+        return _ice(n, n, grain, rng)
     if kind == "stone":
         k = 9
         ang = np.sort(rng.uniform(0, 2 * np.pi, k))
@@ -359,6 +365,103 @@ def blocker_sprite(kind: str, n: int, rng: np.random.Generator) -> Sprite:
     alpha = np.maximum(alpha, lid)
     blend(bgr, rounded_box_mask((n, n), (int(0.28 * n), int(0.34 * n), int(0.36 * n), int(0.7 * n)), 2), WHITE, 0.6)
     return Sprite(bgr, alpha)
+
+
+def _ice(w: int, h: int, grain: np.ndarray, rng: np.random.Generator) -> Sprite:
+    """A block of ice: pale cyan, lighter to the upper left, a bright bevel and cracks."""
+    base = np.array([0.96, 0.86, 0.70], np.float32)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    ramp = 1.08 - 0.22 * (xx / max(1, w) + yy / max(1, h)) / 2
+    g = cv2.resize(grain, (w, h))
+    bgr = np.clip(base[None, None, :] * (ramp * (0.9 + 0.15 * g))[..., None], 0, 1)
+    n = min(w, h)
+    alpha = rounded_box_mask((h, w), (1, 1, w - 1, h - 1), max(2, n // 8)) * np.float32(0.93)
+    t = max(2, n // 12)
+    bevel = rounded_box_mask((h, w), (1, 1, w - 1, h - 1), max(2, n // 8))
+    bevel = np.clip(bevel - rounded_box_mask((h, w), (1 + t, 1 + t, w - 1 - t, h - 1 - t), max(1, n // 10)), 0, 1)
+    blend(bgr, bevel, WHITE, 0.7)
+    m = np.zeros((h, w), np.uint8)
+    p = (int(w * rng.uniform(0.2, 0.5)), int(h * rng.uniform(0.2, 0.4)))
+    for _ in range(4):
+        q = (int(np.clip(p[0] + rng.uniform(-0.25, 0.3) * w, 0, w - 1)), int(np.clip(p[1] + rng.uniform(0.05, 0.25) * h, 0, h - 1)))
+        cv2.line(m, p, q, 255, max(1, n // 45), cv2.LINE_AA)
+        p = q
+    blend(bgr, m.astype(np.float32) / 255, WHITE, 0.85)
+    blend(bgr, ellipse_mask((h, w), (0.3 * w, 0.25 * h), (0.12 * w, 0.05 * h), -30), WHITE, 0.8)
+    return Sprite(bgr.astype(np.float32), alpha.astype(np.float32))
+
+
+def span_sprite(kind: str, w: int, h: int, rng: np.random.Generator) -> Sprite:
+    """An obstacle drawn as one object over several cells, w x h pixels: a big crate
+    (planks, a frame, corner bolts), a shelf (a board with jars standing on it), or a
+    stone slab (one rock, cracks across it)."""
+    n = min(w, h)
+    grain = fractal_noise(rng, (h, w), max(3, n // 5), 3)
+    if kind == "crate":
+        wood = np.array([0.14, 0.34, 0.58], np.float32) * np.float32(rng.uniform(0.85, 1.15))
+        planks = cv2.resize(grain[:, : max(2, w // 10)], (w, h))
+        bgr = wood[None, None, :] * (0.8 + 0.4 * planks)[..., None]
+        alpha = rounded_box_mask((h, w), (1, 1, w - 1, h - 1), max(2, n // 14))
+        t = max(3, n // 11)
+        frame = np.ones((h, w), np.float32)
+        frame[t:-t, t:-t] = 0
+        m = np.zeros((h, w), np.uint8)
+        for k in range(1, 4):  # seams between planks
+            y = int(t + k * (h - 2 * t) / 4)
+            cv2.line(m, (t, y), (w - t, y), 255, max(1, n // 50), cv2.LINE_AA)
+        cv2.line(m, (t, h - t), (w - t, t), 255, t, cv2.LINE_AA)
+        blend(bgr, np.maximum(frame, m.astype(np.float32) / 255), wood * 0.6)
+        for x, y in ((t, t), (w - t, t), (t, h - t), (w - t, h - t)):
+            blend(bgr, ellipse_mask((h, w), (x, y), (t / 3, t / 3)), (0.6, 0.6, 0.65))
+        return Sprite(np.clip(bgr, 0, 1).astype(np.float32), alpha)
+    if kind == "shelf":
+        bgr = np.zeros((h, w, 3), np.float32)
+        horizontal = w >= h
+        board = np.zeros((h, w), np.float32)
+        if horizontal:
+            board[int(0.74 * h) :, :] = 1
+        else:
+            board[:, : max(3, int(0.16 * w))] = 1  # a wall plank, with a shelf per cell
+            for k in range(max(1, round(h / w))):
+                board[int((k + 0.78) * h / max(1, round(h / w))) : int((k + 1) * h / max(1, round(h / w))) - 1, :] = 1
+        wood = np.array([0.18, 0.40, 0.64], np.float32)
+        blend(bgr, board, wood * (0.8 + 0.35 * grain)[..., None])
+        alpha = board.copy()
+        glass = np.array([0.86, 0.80, 0.66], np.float32)
+        slots = max(1, int(round((w if horizontal else h) / n)))
+        for k in range(slots):
+            if horizontal:
+                bx0, by0, bx1, by1 = int((k + 0.18) * w / slots), int(0.22 * h), int((k + 0.82) * w / slots), int(0.74 * h)
+            else:
+                bx0, by0 = int(0.26 * w), int((k + 0.22) * h / slots)
+                bx1, by1 = int(0.84 * w), int((k + 0.78) * h / slots)
+            body = rounded_box_mask((h, w), (bx0, by0, bx1, by1), max(2, (bx1 - bx0) // 5))
+            blend(bgr, body, glass * np.float32(rng.uniform(0.85, 1.1)))
+            alpha = np.maximum(alpha, body * 0.92)
+            lid = rounded_box_mask((h, w), (bx0 + 2, by0 - max(2, n // 14), bx1 - 2, by0 + max(2, n // 20)), 2)
+            blend(bgr, lid, random_lid(rng))
+            alpha = np.maximum(alpha, lid)
+        return Sprite(np.clip(bgr, 0, 1).astype(np.float32), alpha)
+    # slab: one big rock
+    k = 14
+    ang = np.sort(rng.uniform(0, 2 * np.pi, k))
+    rad = rng.uniform(0.44, 0.5, k)
+    pts = np.stack([w / 2 + rad * w * np.cos(ang), h / 2 + rad * h * np.sin(ang)], 1)
+    alpha = poly_mask((h, w), pts)
+    g = np.float32(0.40) + np.float32(0.3) * grain
+    bgr = np.stack([g * 1.03, g, g * 0.95], -1) * np.linspace(1.15, 0.8, h, dtype=np.float32)[:, None, None]
+    m = np.zeros((h, w), np.uint8)
+    p = (int(w * rng.uniform(0.2, 0.4)), int(h * 0.15))
+    for _ in range(5):
+        q = (int(np.clip(p[0] + rng.uniform(-0.1, 0.25) * w, 0, w - 1)), int(min(h - 1, p[1] + 0.16 * h)))
+        cv2.line(m, p, q, 255, max(1, n // 40), cv2.LINE_AA)
+        p = q
+    blend(bgr, m.astype(np.float32) / 255, (0.16, 0.16, 0.18))
+    return Sprite(np.clip(bgr, 0, 1).astype(np.float32), alpha)
+
+
+def random_lid(rng: np.random.Generator) -> np.ndarray:
+    return np.asarray(((0.15, 0.2, 0.7), (0.6, 0.3, 0.15), (0.2, 0.55, 0.2))[int(rng.integers(3))], np.float32)
 
 
 # -- per-piece light ------------------------------------------------------------------------

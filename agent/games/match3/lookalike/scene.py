@@ -24,11 +24,12 @@ from agent.games.match3.lookalike.paint import (
     Box, Colour, Sprite, blend, outlined_text, paste, rounded_box_mask, text_size, to_uint8,
 )  # fmt: skip
 from agent.games.match3.lookalike.pieces import (
-    TileLook, blocker_sprite, colourless_sprite, glowing, lit, mark, tile_sprite, wiggled,
+    TileLook, blocker_sprite, colourless_sprite, glowing, lit, mark, span_sprite, tile_sprite, wiggled,
 )  # fmt: skip
 
 SLOTS = ("plain", "checkered", "translucent")
 TILE, SPECIAL, COLOURLESS, BLOCKER, HOLE = "tile", "special", "colourless", "blocker", "hole"
+SPANNED = "spanned"  # a cell under an obstacle over several cells (Scene.spans): its slot, no piece of its own
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Layout:
 class Piece:
     """What one cell holds and how it is drawn."""
 
-    kind: str = TILE  # TILE, SPECIAL, COLOURLESS, BLOCKER or HOLE
+    kind: str = TILE  # TILE, SPECIAL, COLOURLESS, BLOCKER, HOLE or SPANNED
     colour: int = -1  # index into the look's colours (tiles and specials)
     mark: str = ""  # the special's mark, the colourless special's kind, or the blocker's
     brightness: float = 1.0
@@ -70,6 +71,19 @@ class Style:
     background: str
     frosted: float = 0.0  # the frosted panel's margin around the board, in cells (0: none)
     panel: float = 0.0  # a plain dark panel's margin around the board, in cells (0: none)
+    soft_frost: bool = False  # the frosted panel barely tinted, with no rim and a feathered edge
+    outline: bool = False  # the panel follows the board's cells (cut corners and notches), not its box
+
+
+@dataclass(frozen=True)
+class Span:
+    """An obstacle drawn as one object over rows x cols cells from (r, c)."""
+
+    kind: str  # see pieces.SPANS
+    r: int
+    c: int
+    rows: int
+    cols: int
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,7 @@ class Scene:
     dim: float = 0.0  # the screen dimmed by this share under the dialog
     jpeg: int = 0  # JPEG quality of a round trip (0: none)
     hud_boxes: tuple[Box, Box] = field(default=((0, 0, 1, 1), (0, 0, 1, 1)))
+    spans: tuple[Span, ...] = ()  # obstacles over several cells, drawn over their SPANNED cells
 
 
 def place(rng: np.random.Generator, width: int, height: int, rows: int, cols: int, cell: int) -> Layout:
@@ -121,6 +136,23 @@ def _blurred(s: Sprite, length: int) -> Sprite:
     return Sprite((pre / np.maximum(a, 1e-4)[..., None]).clip(0, 1).astype(np.float32), a)
 
 
+def _outline_mask(scene: Scene, origin: tuple[int, int], shape: tuple[int, int], margin: int) -> np.ndarray:
+    """A panel that follows the board's cells (holes left out), `margin` pixels past
+    them with rounded corners, in the frame of a sub-image at `origin` of `shape`."""
+    lay = scene.layout
+    m: np.ndarray = np.zeros(shape, np.uint8)
+    for r in range(lay.rows):
+        for c in range(lay.cols):
+            if scene.pieces[r][c].kind != HOLE:
+                bx0, by0, bx1, by1 = lay.cell_box(r, c)
+                cv2.rectangle(m, (bx0 - origin[0], by0 - origin[1]), (bx1 - 1 - origin[0], by1 - 1 - origin[1]), 255, -1)
+    if margin > 0:
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * margin + 1, 2 * margin + 1))
+        m = np.asarray(cv2.dilate(m, k))
+    soft = cv2.GaussianBlur(m.astype(np.float32) / 255, (0, 0), max(1.0, lay.cell / 10))
+    return np.clip((soft - 0.5) * 4 + 0.5, 0, 1).astype(np.float32)
+
+
 def render(scene: Scene, rng: np.random.Generator) -> np.ndarray:
     """The screen, BGR uint8 (height, width, 3)."""
     lay, st = scene.layout, scene.style
@@ -130,12 +162,13 @@ def render(scene: Scene, rng: np.random.Generator) -> np.ndarray:
     if st.frosted > 0:
         m = int(round(st.frosted * cell))
         fb = (max(0, x0 - m), max(0, y0 - m), min(lay.width, x1 + m), min(lay.height, y1 + m))
-        frost(img, fb, rng, cell // 3)
+        frost(img, fb, rng, cell // 3, soft=st.soft_frost)
     elif st.panel > 0:
         m = int(round(st.panel * cell))
         sub = img[max(0, y0 - m) : y1 + m, max(0, x0 - m) : x1 + m]
         h, w = sub.shape[:2]
-        blend(sub, rounded_box_mask((h, w), (0, 0, w, h), cell // 3), random_colour(rng, (20, 120), (20, 70)), 0.75)
+        mask = _outline_mask(scene, (max(0, x0 - m), max(0, y0 - m)), (h, w), m) if st.outline else rounded_box_mask((h, w), (0, 0, w, h), cell // 3)
+        blend(sub, mask, random_colour(rng, (20, 120), (20, 70)), 0.75)
     hud(img, rng, *scene.hud_boxes)
     g = st.gap
     n = cell - g
@@ -153,7 +186,7 @@ def render(scene: Scene, rng: np.random.Generator) -> np.ndarray:
     for r in range(lay.rows):
         for c in range(lay.cols):
             p = scene.pieces[r][c]
-            if p.kind == HOLE:
+            if p.kind in (HOLE, SPANNED):
                 continue
             s = _sprite(st, p, n, rng, cache)
             bx0, by0, _, _ = lay.cell_box(r, c)
@@ -166,6 +199,12 @@ def render(scene: Scene, rng: np.random.Generator) -> np.ndarray:
             drawn.append((s, x, y))
     for s, x, y in drawn:
         paste(img, s, x, y, lay.bbox)
+    for sp in scene.spans:  # one sprite per kind and size, as games draw them
+        key = ("span", sp.kind, sp.rows, sp.cols)
+        if key not in cache:
+            cache[key] = span_sprite(sp.kind, sp.cols * cell - g, sp.rows * cell - g, rng)
+        bx0, by0, _, _ = lay.cell_box(sp.r, sp.c)
+        paste(img, cache[key], bx0 + g // 2, by0 + g // 2, lay.bbox)
     for text, cx, cy, px in scene.texts:
         t = max(2, int(px / 8))
         scale = px / max(1, text_size(text, cv2.FONT_HERSHEY_DUPLEX, 1.0, t)[1])

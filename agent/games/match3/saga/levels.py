@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from agent.games.match3.saga.goals import Goal
 from agent.games.match3.saga.rules import Board, Cell, fill, first_wave, matching_swaps, play
 
 SHAPES = ("full", "corners", "centre", "diamond", "notch", "sides", "pillars")
@@ -37,7 +38,8 @@ class Level:
     holes: tuple[str, ...]  # rows of "." (hole) and "o" (playable)
     blockers: tuple[tuple[int, int, int], ...]  # (row, col, hits)
     moves: int
-    target: int
+    target: int  # the score to reach (a score goal's; other goals show it too)
+    goal: Goal = Goal()  # a score goal (the target) unless the world asks otherwise
 
     def hole_mask(self) -> np.ndarray:
         return np.array([[ch == "." for ch in line] for line in self.holes], bool)

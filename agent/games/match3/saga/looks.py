@@ -9,7 +9,7 @@ background, its largest blob with the holes filled). Nothing cut is written anyw
 it lives in memory. Without the shots, the looks are drawn (`lookalike.pieces`, faceted
 gems). Specials and blockers are drawn over or beside them: a striped special is its
 colour's tile with stripes, a colour bomb a dark sphere with sparks, a crate a wooden
-box, cracked after its first hit.
+box that looks cracked with one hit left (a crate of three hits has iron bands until its first hit).
 """
 
 from __future__ import annotations
@@ -114,6 +114,67 @@ def cut_from_shots(folder: Path) -> dict[str, Cut] | None:
     return out
 
 
+# Names of labelled classes that are specials or overlays, not a colour of their own.
+_NOT_A_COLOUR = ("hypercube", "plus", "bubblegum", "bomb", "striped")
+
+
+@lru_cache(maxsize=8)
+def cut_from_labels(folder: Path, game: str, pick: int = 0) -> dict[str, Cut] | None:
+    """Each colour class of `game`'s labelled shot (labels.json in `folder`) cut from its
+    cells as the bbb crops are: the exemplars nearest the class median, from the
+    `pick`-th on (another pick, other exemplars where there are enough), and a mask
+    from the median. None when the shot or its labels are not there."""
+    import json
+
+    from agent.vision.images import read_image
+
+    try:
+        labels = json.loads((folder / "labels.json").read_text())
+        entry = next(e for e in labels if e.get("game") == game)
+        img = read_image(folder / game / entry["file"])
+    except (OSError, ValueError, StopIteration, KeyError):
+        return None
+    except Exception:  # an unreadable image is no art, not a crash
+        return None
+    x0, y0, x1, y1 = (int(v) for v in entry["board_bbox"])
+    rows, cols = int(entry["rows"]), int(entry["cols"])
+    cw, ch = (x1 - x0) / cols, (y1 - y0) / rows
+    n = max(16, int(min(cw, ch)))
+    crops: dict[str, list[np.ndarray]] = {}
+    for r, line in enumerate(entry["cells"]):
+        for c, name in enumerate(line):
+            if name == "." or any(bad in name for bad in _NOT_A_COLOUR):
+                continue
+            cx0, cy0 = int(x0 + c * cw), int(y0 + r * ch)
+            crop = img[cy0 : cy0 + int(ch), cx0 : cx0 + int(cw)]
+            if crop.size:
+                crops.setdefault(name, []).append(cv2.resize(crop, (n, n), interpolation=cv2.INTER_AREA))
+    out = {}
+    for name in sorted(crops, key=lambda k: (-len(crops[k]), k)):
+        if len(crops[name]) < 3:
+            continue
+        stack = np.stack(crops[name]).astype(np.float32)
+        median = np.median(stack, 0)
+        order = np.argsort(np.abs(stack - median).mean((1, 2, 3)), kind="stable")
+        start = min(pick * EXEMPLARS, max(0, len(order) - EXEMPLARS))
+        best = order[start : start + EXEMPLARS]
+        alpha = _mask_of(median.astype(np.uint8))
+        if not 0.2 <= float(alpha.mean()) <= 0.92:  # tiles packed edge to edge: no background to cut away
+            alpha = _rounded_mask(n)
+        out[name] = Cut(tuple(crops[name][int(i)] for i in best), alpha)
+    return out or None
+
+
+def _rounded_mask(n: int) -> np.ndarray:
+    m = np.zeros((n, n), np.uint8)
+    r = n // 6
+    cv2.rectangle(m, (r, 2), (n - 1 - r, n - 3), 255, -1)
+    cv2.rectangle(m, (2, r), (n - 3, n - 1 - r), 255, -1)
+    for cx, cy in ((r + 2, r + 2), (n - 3 - r, r + 2), (r + 2, n - 3 - r), (n - 3 - r, n - 3 - r)):
+        cv2.circle(m, (cx, cy), r, 255, -1, cv2.LINE_AA)
+    return np.asarray(cv2.GaussianBlur(m.astype(np.float32) / 255, (3, 3), 0.8), np.float32)
+
+
 @dataclass
 class TileArt:
     """Sprites of one game at any cell size, made on first use and kept in memory.
@@ -123,6 +184,7 @@ class TileArt:
 
     source: str  # REAL or DRAWN
     cuts: dict[str, Cut] | None
+    order: tuple[str, ...] = SHOT_COLOURS  # the cuts' keys in colour order
     _cache: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
@@ -130,6 +192,30 @@ class TileArt:
         folder = shots_dir(shots)
         cuts = cut_from_shots(folder) if folder.is_dir() else None
         return cls(REAL if cuts else DRAWN, cuts)
+
+    @classmethod
+    def for_world(cls, art: str, pick: int = 0, shots: Path | None = None) -> TileArt:
+        """A family world's art: "bbb" as the old game's (other exemplars for another
+        pick), another labelled set of the shared shots, or "drawn". Drawn when the
+        shots are not there; a set with fewer colours than a level needs lends the
+        rest from the drawn looks."""
+        folder = shots_dir(shots)
+        if art == "drawn" or not folder.is_dir():
+            return cls(DRAWN, None)
+        if art == "bbb":
+            cuts = cut_from_shots(folder)
+            if cuts and pick:
+                cuts = {k: Cut(v.crops[::-1], v.alpha) for k, v in cuts.items()}
+            return cls(REAL if cuts else DRAWN, cuts)
+        got = cut_from_labels(folder, art, pick)
+        if not got:
+            return cls(DRAWN, None)
+        return cls(REAL, got, tuple(got))
+
+    @property
+    def colours(self) -> int:
+        """How many colours the art has of its own."""
+        return len(self.order) if self.cuts else len(DRAWN_COLOURS)
 
     @property
     def variants(self) -> int:
@@ -154,6 +240,8 @@ class TileArt:
             bgr = _u8(s.bgr)
             if hits == 1:
                 bgr = _cracked(bgr, n)
+            elif hits >= 3:
+                bgr = _banded(bgr, n)
             return bgr, s.alpha
         _, colour, special, variant = key
         bgr, alpha = self._tile(int(colour), int(variant), n)  # type: ignore[call-overload]
@@ -162,8 +250,8 @@ class TileArt:
         return bgr, alpha
 
     def _tile(self, colour: int, variant: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-        if self.cuts:
-            cut = self.cuts[SHOT_COLOURS[colour % len(SHOT_COLOURS)]]
+        if self.cuts and colour < len(self.order):
+            cut = self.cuts[self.order[colour]]
             crop = cut.crops[variant % len(cut.crops)]
             bgr = cv2.resize(crop, (n, n), interpolation=cv2.INTER_CUBIC)
             alpha = cv2.resize(cut.alpha, (n, n), interpolation=cv2.INTER_LINEAR)
@@ -210,6 +298,17 @@ def _cracked(bgr: np.ndarray, n: int) -> np.ndarray:
     for p, q in zip(pts, pts[1:]):
         cv2.line(out, p, q, (20, 25, 30), t, cv2.LINE_AA)
     cv2.line(out, pts[1], (int(0.85 * n), int(0.3 * n)), (20, 25, 30), t, cv2.LINE_AA)
+    return out
+
+
+def _banded(bgr: np.ndarray, n: int) -> np.ndarray:
+    """A crate that takes three hits: iron bands across it."""
+    out = bgr.copy()
+    t = max(2, n // 9)
+    for y in (int(0.3 * n), int(0.7 * n)):
+        cv2.rectangle(out, (int(0.08 * n), y - t // 2), (int(0.92 * n), y + t // 2), (95, 100, 105), -1)
+        for x in (int(0.2 * n), int(0.5 * n), int(0.8 * n)):
+            cv2.circle(out, (x, y), max(1, t // 3), (200, 205, 210), -1, cv2.LINE_AA)
     return out
 
 

@@ -10,6 +10,15 @@ after a few idle seconds a hint tile wiggles while the board stays at rest; a sw
 while the board moves is ignored. `latency_ms` makes each screencap cost that much of
 the phone's clock (the frame is the one at capture start).
 
+A `world` (agent.games.match3.saga.family) makes it one game of a family: world 0 is
+the game above; the others draw their cards with the card painter (`cards`) and play
+their own flows: a map between levels, an intro card showing the goal, goals other than
+score (collect N of a colour, break N blockers, counted from the rules' phases), score
+levels that run until the moves are spent, an out-of-moves card priced in coins that
+leads to a failed card with Retry, a "Quit level?" dialog on Back, ads whose close
+control follows a countdown, an animated backdrop, their own header, hint and speed;
+and a phone that serves one screenshot at a time (`serial_captures`).
+
 What the game did is counted (`truth()`); the agent must not use it to decide anything.
 """
 
@@ -19,6 +28,7 @@ from collections import deque
 
 import math
 import threading
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -29,9 +39,15 @@ import numpy as np
 from agent.device.base import KEYCODE_BACK
 from agent.device.clock import Clock, RealClock
 from agent.games.match3.lookalike.backdrop import BACKGROUNDS, background
+from agent.games.match3.saga import cards as C
+from agent.games.match3.saga import header as H
 from agent.games.match3.saga import screens as S
+from agent.games.match3.saga.family import SagaWorld, world_of
+from agent.games.match3.saga.goal_levels import world_level
+from agent.games.match3.saga.goals import BREAK, COLLECT, SCORE, Goal, outcome_progress, phase_progress
 from agent.games.match3.saga.levels import Level, level_of, stream
 from agent.games.match3.saga.looks import TileArt, sprite_key
+from agent.games.match3.saga.motion import Motion
 from agent.games.match3.saga.rules import Board, Cell, Outcome, Phase, can_swap, matching_swaps, play
 from agent.simphone.phone import SimDevice
 
@@ -56,6 +72,12 @@ class SagaTiming:
         for name, value in self.__dict__.items():
             if value < 0:
                 raise ValueError(f"{name} must be >= 0, got {value}")
+
+    def faster(self, speed: float) -> SagaTiming:
+        """The same game animated `speed` times as fast (idle times and the ad's wait unchanged)."""
+        k = 1.0 / max(1e-3, speed)
+        return SagaTiming(self.swap_ms * k, self.clear_ms * k, self.fall_ms * k, self.shuffle_ms * k,
+                          self.hint_after_ms, self.wiggle_period_ms * k, self.ad_close_after_ms)  # fmt: skip
 
     def move_ms(self, out: Outcome) -> float:
         if not out.applied:
@@ -105,6 +127,7 @@ class _Segment:
     draw: Callable[[float], list[Item]]
     score: int
     moves: int
+    goal: int = 0  # the goal's progress shown meanwhile
 
 
 @dataclass(frozen=True)
@@ -134,6 +157,36 @@ def draw_scripts(seed: int, levels: int) -> list[Script]:
     return out
 
 
+def draw_family_scripts(seed: int, levels: int, world: SagaWorld) -> list[Script]:
+    """A family world's seeded events: as `draw_scripts`, at the world's rates."""
+    rng = stream(seed, 2, world.number)
+    switch_level = int(rng.integers(2, 4)) if levels >= 2 else 1
+    out = []
+    for k in range(1, levels + 1):
+        daily = bool(rng.random() < (min(1.0, world.daily_p * 2) if k == 1 else world.daily_p))
+        offer = bool(rng.random() < world.offer_p)
+        tip = int(rng.integers(2, 6)) if rng.random() < world.tip_p else None
+        ad = bool(rng.random() < world.ad_p)
+        switch = int(rng.integers(1, 4)) if k == switch_level else None
+        out.append(Script(daily, offer, tip, ad, switch))
+    return out
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A card of a family world as drawn: its frame, its tappables, and where the
+    background shows through it (the animated backdrop goes on there)."""
+
+    kind: str
+    frame: np.ndarray
+    taps: tuple[C.Tappable, ...]
+    through: np.ndarray | None  # uint8 mask, or None where nothing moves behind
+
+
+SCREEN_KINDS = ("map", "intro", "daily", "offer", "tip", "complete", "failed", "out_of_moves", "quit", "ad", "done")
+LOSES_LEVEL = ("quit", "give_up")
+
+
 def _smooth(p: float) -> float:
     return p * p * (3 - 2 * p)
 
@@ -141,24 +194,48 @@ def _smooth(p: float) -> float:
 class SagaPhone(SimDevice):
     """A phone showing a commercial-style match-3 game. See the module docstring."""
 
-    def __init__(self, seed: int = 0, size: tuple[int, int] = (1080, 2400), clock: Clock | None = None,
+    def __init__(self, seed: int = 0, size: tuple[int, int] | None = None, clock: Clock | None = None,
                  serial: str = "sim-0", model: str = "puzzle-saga", latency_ms: float = 0.0,
-                 shots: Path | None = None, timing: SagaTiming | None = None, levels: int = 20) -> None:  # fmt: skip
+                 shots: Path | None = None, timing: SagaTiming | None = None, levels: int = 20,
+                 world: SagaWorld | int = 0, serial_captures: bool | None = None) -> None:  # fmt: skip
         if levels < 1:
             raise ValueError(f"levels must be at least 1, not {levels!r}")
         if not latency_ms >= 0:
             raise ValueError(f"latency_ms must be >= 0, not {latency_ms!r}")
-        super().__init__(size, model, serial, clock)
-        self.package = GAME_PACKAGE
-        self._foreground = GAME_PACKAGE
+        self._world = world_of(world)
+        super().__init__(size or self._world.size, model, serial, clock)
+        self.package = GAME_PACKAGE if self._world.number == 0 else self._world.package
+        self._foreground = self.package
         self._seed = int(seed)
         self._latency = float(latency_ms)
-        self._timing = timing or SagaTiming()
+        self._serial_captures = self._world.serial_captures if serial_captures is None else bool(serial_captures)
+        self._capture_lock = threading.Lock()
+        fam = self._world.cards
+        if timing is None:
+            timing = SagaTiming()
+            if fam:
+                timing = dataclasses.replace(timing.faster(self._world.speed),
+                                             ad_close_after_ms=1000 * self._world.ad_close_after_s)  # fmt: skip
+        self._timing = timing
         self._levels_total = int(levels)
-        self._art = TileArt.load(shots)
+        self._art = TileArt.load(shots) if not fam else TileArt.for_world(self._world.art, self._world.art_pick, shots)
         # separate streams: what the boards hold, what the script does, how screens look
         self._board_rng = stream(self._seed, 3)
-        self._scripts = draw_scripts(self._seed, self._levels_total)
+        self._scripts = (draw_family_scripts(self._seed, self._levels_total, self._world) if fam
+                         else draw_scripts(self._seed, self._levels_total))  # fmt: skip
+        self._style = C.card_style(stream(self._world.style_seed, self._seed % 1000)) if fam else None
+        self._motion = (Motion(self._world.backdrop, self._size, stream(self._seed, 7, self._world.number))
+                        if fam and self._world.backdrop != "still" else None)  # fmt: skip
+        self._cards: list[Shown] = []  # a family world's cards, the top one last
+        self._on_map = False
+        self._goal_got = 0
+        self._records: list[dict[str, object]] = []
+        self._recorded = False
+        self._shown_counts = {k: 0 for k in SCREEN_KINDS}
+        self._left_counts = {k: 0 for k in SCREEN_KINDS}
+        self._card_serial = 0
+        self._level_retries = 0
+        self._mask_for: tuple[tuple[int, tuple[int, int]], np.ndarray] | None = None
         self._levels: dict[int, Level] = {}
         # the level being played (set by _start_level)
         self._level: Level = self._level_of(1)
@@ -178,7 +255,7 @@ class SagaPhone(SimDevice):
         self._counts = {k: 0 for k in ("levels_completed", "swipes_accepted", "swipes_undone", "swipes_ignored",
                                        "swipes_while_moving", "dialogs_shown", "dialogs_closed", "forbidden_taps",
                                        "taps_ignored", "back_presses", "app_switches", "launches", "cards_shown",
-                                       "ads_shown", "ads_closed", "retries")}  # fmt: skip
+                                       "ads_shown", "ads_closed", "retries", "levels_lost")}  # fmt: skip
         self._frame_cache: tuple[tuple[object, ...], np.ndarray] | None = None
         self._ad: tuple[np.ndarray, S.Button, S.Button] | None = None
         self._ad_since = 0.0
@@ -189,11 +266,22 @@ class SagaPhone(SimDevice):
         self._last_anim_ms = 0.0
         self._anim_ms: deque[float] = deque(maxlen=1000)  # each move's animation, for the benchmark's target
         self._pre_hud = (0, 0)
+        self._pre_goal = 0
         self._hint_for: tuple[Board | None, Cell | None] = (None, None)
-        self._start_level(1, self._clock.now(), fresh=True)
+        if fam:
+            self._enter_level(1, self._clock.now())
+        else:
+            self._start_level(1, self._clock.now(), fresh=True)
 
     # -- Device protocol --------------------------------------------------------------
     def screencap(self) -> np.ndarray:
+        if self._serial_captures:
+            # a phone that serves one screenshot at a time: the next waits for this one
+            with self._capture_lock:
+                return self._capture()
+        return self._capture()
+
+    def _capture(self) -> np.ndarray:
         frame = self.frame_at(self._clock.now())
         if self._latency:
             self._clock.sleep(self._latency / 1000)
@@ -204,6 +292,14 @@ class SagaPhone(SimDevice):
         self._advance(now)
         if self._foreground != self.package:
             self._counts["taps_ignored"] += 1  # another app has it
+            return None
+        if self._world.cards:
+            for tp in self._tappables(now):
+                x0, y0, x1, y1 = tp.box
+                if x0 <= x < x1 and y0 <= y < y1:
+                    self._f_act(tp, now)
+                    return tp.action
+            self._counts["taps_ignored"] += 1
             return None
         buttons: tuple[S.Button, ...] = ()
         if self._screen == "ad" and self._ad is not None:
@@ -222,7 +318,7 @@ class SagaPhone(SimDevice):
     def on_swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: float) -> str:
         now = self._clock.now()
         self._advance(now)
-        if self._foreground != self.package or self._screen != "board" or self._dialogs:
+        if self._foreground != self.package or self._screen != "board" or self._dialogs or self._cards or self._on_map:
             self._counts["swipes_ignored"] += 1
             return "ignored"
         if now < self._settles_at:
@@ -245,6 +341,7 @@ class SagaPhone(SimDevice):
         self._board = out.board
         self._version += 1
         self._score += out.points
+        self._goal_got += outcome_progress(self._level.goal, out)
         self._moves_left -= 1
         self._moves_made += 1
         self._pending_rest = True
@@ -260,6 +357,8 @@ class SagaPhone(SimDevice):
             self._foreground = self.package  # the store goes back to the game that opened it
         elif self._foreground != self.package:
             return
+        elif self._world.cards:
+            self._f_back(now)
         elif self._screen == "ad":
             if self._ad_close_shown(now):
                 self._close_ad(now)
@@ -274,6 +373,13 @@ class SagaPhone(SimDevice):
     def truth(self) -> dict[str, object]:
         self._advance(self._clock.now())
         out: dict[str, object] = dict(self._counts)
+        g = self._level.goal
+        out.update(world=self._world.number, levels_won=self._counts["levels_completed"],
+                   levels=[dict(r) for r in self._records], screens_shown=dict(self._shown_counts),
+                   screens_left=dict(self._left_counts), goal_kind=g.kind,
+                   goal_count=g.count if g.kind != SCORE else self._level.target,
+                   goal_progress=self._goal_got if g.kind != SCORE else self._score,
+                   screen_detail=self.screen_detail)  # fmt: skip
         out.update(level=self._level.number, score=self._score, moves_left=self._moves_left, target=self._level.target,
                    screen=self.screen_kind, foreground=self._foreground, tiles=self._art.source,
                    shape=self._level.shape, rows=self._level.rows, cols=self._level.cols,
@@ -297,9 +403,33 @@ class SagaPhone(SimDevice):
             return "other_app"
         if self._screen == "ad":
             return "ad"
+        if self._cards:
+            return "dialog" if self._cards[-1].kind in ("daily", "offer", "tip", "quit") else "card"
+        if self._on_map:
+            return "map"
         if self._screen in ("card", "done"):
             return "card"
         return "dialog" if self._dialogs else "board"
+
+    @property
+    def screen_detail(self) -> str:
+        """What is in front, finer than `screen_kind`: a card's kind, "map", "ad", "board"."""
+        kind = self.screen_kind
+        if kind in ("card", "dialog"):
+            if self._cards:
+                return self._cards[-1].kind
+            if self._screen in ("card", "done") and self._card is not None:
+                return self._card.kind
+            return self._dialogs[0].kind if self._dialogs else kind
+        return kind
+
+    @property
+    def world(self) -> SagaWorld:
+        return self._world
+
+    def true_goal(self) -> Goal:
+        """The current level's goal (tests; a score goal's target is `level.target`)."""
+        return self._level.goal
 
     @property
     def board_kinds(self) -> list[str]:
@@ -331,16 +461,22 @@ class SagaPhone(SimDevice):
 
     @property
     def buttons(self) -> tuple[S.Button, ...]:
-        """The buttons on screen now (tests)."""
+        """The buttons on screen now (tests); a family world's tappables as buttons."""
         now = self._clock.now()
         self._advance(now)
         if self._foreground != self.package:
             return ()
+        if self._world.cards:
+            return tuple(S.Button(t.label, t.action, t.box, forbidden=t.forbidden) for t in self._tappables(now))
         if self._screen == "ad" and self._ad is not None:
             return (self._ad[1],) + ((self._ad[2],) if self._ad_close_shown(now) else ())
         if self._screen in ("card", "done") and self._card is not None:
             return self._card.buttons
         return self._dialogs[0].buttons if self._dialogs else ()
+
+    def planned_level(self, k: int) -> Level:
+        """Level k as this game will play it (tests and benchmarks pick games by it)."""
+        return self._family_level(k) if self._world.number else self._level_of(k)
 
     def script(self, k: int) -> Script:
         """The seeded events of level k (tests)."""
@@ -361,12 +497,17 @@ class SagaPhone(SimDevice):
     # -- levels and events ---------------------------------------------------------------
     def _level_of(self, k: int) -> Level:
         if k not in self._levels:
-            self._levels[k] = level_of(self._seed, k)
+            self._levels[k] = self._family_level(k) if self._world.cards else level_of(self._seed, k)
         return self._levels[k]
 
     def _start_level(self, k: int, now: float, fresh: bool) -> None:
         self._version += 1
+        again = k == self._level.number and self._moves_made + len(self._records) > 0
+        self._level_retries = self._level_retries + 1 if again else 0
         self._level = self._level_of(k)
+        self._goal_got = 0
+        self._recorded = False
+        self._cards = []
         self._board = self._level.start_board(self._board_rng)
         self._score = 0
         self._moves_left = self._level.moves
@@ -383,9 +524,9 @@ class SagaPhone(SimDevice):
         if k < self._levels_total and isinstance(self._clock, RealClock):
             # on a phone in real time, the next level (its target is found by playing it)
             # is drawn meanwhile, so tapping Next does not stall the screen
-            threading.Thread(target=level_of, args=(self._seed, k + 1), daemon=True).start()
+            threading.Thread(target=self._level_of, args=(k + 1,), daemon=True).start()
         script = self._scripts[k - 1]
-        if fresh:
+        if fresh and not self._world.cards:
             if script.daily:
                 self._show(self._daily_popup(), now)
             if script.offer:
@@ -416,6 +557,12 @@ class SagaPhone(SimDevice):
             self._switched = True
             self._foreground = CHAT_PACKAGE
             self._counts["app_switches"] += 1
+        if self._world.cards:
+            if not self._f_level_end(t) and script.tip_after is not None and not self._tip_shown and (
+                    self._moves_made >= script.tip_after):
+                self._tip_shown = True
+                self._push("tip", t)
+            return
         if self._score >= self._level.target:
             self._counts["levels_completed"] += 1
             self._show_card(self._complete_card())
@@ -467,6 +614,280 @@ class SagaPhone(SimDevice):
         self._counts["dialogs_closed"] += 1
         self._ad = None
         self._start_level(self._level.number + 1, now, fresh=True)
+
+    # -- a family world's flow: map, intro, cards, dialogs, ads --------------------------------
+    def _family_level(self, k: int) -> Level:
+        w = self._world
+        return world_level(self._seed, w.number, k, w.goal_mix, w.score_to_end, min(w.max_colours, self._art.colours))
+
+    def _enter_level(self, k: int, now: float) -> None:
+        """Level k comes next: its map (a daily bonus over it), else its intro or board."""
+        self._start_level(k, now, fresh=False)
+        script = self._scripts[k - 1]
+        if self._world.map:
+            self._on_map = True
+            self._shown("map")
+            if script.daily:
+                self._push("daily", now)
+        else:
+            self._begin_play(now, daily=script.daily)
+
+    def _begin_play(self, now: float, daily: bool = False) -> None:
+        """From the map: the intro card when the world has one, else the board."""
+        if self._on_map:
+            self._on_map = False
+            self._left("map")
+        if self._world.intro:
+            self._push("intro", now)
+        else:
+            self._board_dialogs(now, daily)
+
+    def _board_dialogs(self, now: float, daily: bool = False) -> None:
+        script = self._scripts[self._level.number - 1]
+        self._idle_from = now
+        if daily:
+            self._push("daily", now)
+        if script.offer:
+            self._push("offer", now)
+
+    def _shown(self, kind: str) -> None:
+        self._shown_counts[kind] += 1
+        if kind not in ("map", "intro"):
+            self._counts["dialogs_shown" if kind in ("daily", "offer", "tip", "quit", "ad") else "cards_shown"] += 1
+
+    def _left(self, kind: str) -> None:
+        self._left_counts[kind] += 1
+        if kind in ("daily", "offer", "tip", "quit", "ad"):
+            self._counts["dialogs_closed"] += 1
+
+    def _push(self, kind: str, now: float) -> None:
+        """A card of `kind` over what is shown now, drawn once."""
+        assert self._style is not None
+        self._version += 1
+        lv, g = self._level, self._level.goal
+        icon = self._goal_icon()
+        content = C.CardContent(kind, lv.number,  # type: ignore[arg-type]
+                                score=self._score if kind in ("complete", "failed") else None,
+                                target=lv.target if g.kind == SCORE else None,
+                                goal_kind=g.kind if kind == "intro" else None,
+                                goal_count=(g.count if g.kind != SCORE else None) if kind == "intro" else None,
+                                goal_icon=icon if kind == "intro" else None,
+                                coins=int(stream(self._seed, 9, lv.number).choice([500, 700, 900, 1200]))
+                                if kind == "out_of_moves" else None)  # fmt: skip
+        behind = self._behind(now)
+        self._card_serial += 1
+        tag = (self._seed, 8, lv.number, self._card_serial)
+        frame, taps = C.draw_card(self._style, content, behind, stream(*tag))
+        through = None
+        if self._motion is not None and not self._on_map and not self._cards:
+            # where the backdrop shows through the card: what a brighter backdrop changes
+            # (over another card, the one below stays as it was drawn: nothing moves)
+            lit = cv2.add(behind, np.full_like(behind, 24))
+            other, _ = C.draw_card(self._style, content, lit, stream(*tag))
+            through = ((np.abs(other.astype(np.int16) - frame.astype(np.int16)).max(2) > 4)
+                       .astype(np.uint8) & self._look_mask())  # fmt: skip
+        self._cards.append(Shown(kind, frame, taps, through))
+        self._shown(kind)
+
+    def _pop(self, now: float) -> Shown:
+        self._version += 1
+        top = self._cards.pop()
+        self._left(top.kind)
+        self._idle_from = now
+        return top
+
+    def _behind(self, now: float) -> np.ndarray:
+        if self._on_map:
+            assert self._style is not None
+            return C.draw_map(self._style, self._size, self._level.number, self._map_rng(), now)[0]
+        if self._cards:
+            return self._cards[-1].frame.copy()
+        _, _, base, _ = self._look()
+        return self._compose(base, self._items(self._board), self._score, self._moves_left, self._goal_got)
+
+    def _map_rng(self) -> np.random.Generator:
+        return stream(self._seed, 10, self._level.number)
+
+    def _ad_rng(self) -> np.random.Generator:
+        return stream(self._seed, 5, self._level.number)
+
+    def _goal_icon(self) -> tuple[np.ndarray, np.ndarray] | None:
+        g = self._level.goal
+        n = max(16, self._geometry().cell)
+        if g.kind == COLLECT:
+            return self._art.sprite(sprite_key(g.colour, 0, self._variant(g.colour)), n)
+        if g.kind == BREAK:
+            return self._art.sprite(("blocker", 2), n)
+        return None
+
+    def _tappables(self, now: float) -> tuple[C.Tappable, ...]:
+        assert self._style is not None
+        if self._foreground != self.package:
+            return ()
+        if self._screen == "ad":
+            return C.draw_ad(self._style, self._size, self._ad_rng(), now, self._ad_since,
+                             self._timing.ad_close_after_ms / 1000)[1]  # fmt: skip
+        if self._cards:
+            return self._cards[-1].taps
+        if self._on_map:
+            return C.draw_map(self._style, self._size, self._level.number, self._map_rng(), now)[1]
+        return ()
+
+    def _f_act(self, tp: C.Tappable, now: float) -> None:
+        self._version += 1
+        a = tp.action
+        if tp.forbidden:
+            self._counts["forbidden_taps"] += 1
+            if a in LOSES_LEVEL:
+                self._lose_level(now)
+            else:
+                self._foreground = STORE_PACKAGE  # what a purchase, an install or a share opens
+            return
+        if self._screen == "ad":
+            if a == "close_ad":
+                self._f_close_ad(now)
+            return
+        top = self._cards[-1].kind if self._cards else ("map" if self._on_map else "board")
+        if a == "none":
+            self._counts["taps_ignored"] += 1
+        elif top == "map":
+            if a == "play_level":
+                self._begin_play(now, daily=False)
+        elif top == "intro":
+            self._pop(now)
+            if a == "close" and self._world.map:
+                self._on_map = True
+                self._shown("map")
+            else:
+                self._board_dialogs(now)
+        elif top in ("daily", "offer", "tip"):
+            self._pop(now)
+        elif top == "quit":
+            self._pop(now)  # resume: the level goes on where it was
+        elif top == "complete":
+            self._pop(now)
+            self._after_win(now)
+        elif top == "out_of_moves":
+            self._pop(now)
+            self._record(False)
+            self._push("failed", now)
+        elif top == "failed":
+            self._pop(now)
+            if a == "retry" or not self._world.map:
+                self._counts["retries"] += 1
+                self._retry(now)
+            else:
+                self._enter_level(self._level.number, now)
+        elif top == "done":
+            pass
+
+    def _retry(self, now: float) -> None:
+        self._start_level(self._level.number, now, fresh=False)
+        if self._world.intro:
+            self._push("intro", now)
+        else:
+            self._board_dialogs(now)
+
+    def _after_win(self, now: float) -> None:
+        k = self._level.number
+        if k >= self._levels_total:
+            self._push("done", now)
+        elif self._scripts[k - 1].ad_after:
+            self._screen = "ad"
+            self._ad_since = now
+            self._counts["ads_shown"] += 1
+            self._shown("ad")
+        else:
+            self._enter_level(k + 1, now)
+
+    def _f_close_ad(self, now: float) -> None:
+        self._version += 1
+        self._screen = "board"
+        self._counts["ads_closed"] += 1
+        self._left("ad")
+        self._enter_level(self._level.number + 1, now)
+
+    def _lose_level(self, now: float) -> None:
+        """Quit or Give up: the level is lost, and it starts again (from the map)."""
+        while self._cards:
+            self._pop(now)
+        self._record(False)
+        if self._world.map:
+            self._enter_level(self._level.number, now)
+        else:
+            self._retry(now)
+
+    def _record(self, won: bool) -> None:
+        if self._recorded:
+            return
+        self._recorded = True
+        g = self._level.goal
+        if won:
+            self._counts["levels_completed"] += 1
+        else:
+            self._counts["levels_lost"] += 1
+        self._records.append({"level": self._level.number, "goal": g.kind,
+                              "target": g.count if g.kind != SCORE else self._level.target,
+                              "moves_used": self._moves_made, "won": won, "score": self._score,
+                              "retries": self._level_retries})  # fmt: skip
+
+    def _f_back(self, now: float) -> None:
+        if self._screen == "ad":
+            if self._ad_close_shown(now):
+                self._f_close_ad(now)
+            return
+        if self._cards:
+            top = self._cards[-1]
+            closes = {t.action for t in top.taps} & {"close", "resume", "ok"}
+            if top.kind == "quit":
+                self._pop(now)
+            elif top.kind in ("daily", "offer", "tip") and closes:
+                self._pop(now)
+            elif top.kind == "out_of_moves":
+                self._pop(now)
+                self._record(False)
+                self._push("failed", now)
+            elif top.kind == "intro" and self._world.map:
+                self._pop(now)
+                self._on_map = True
+                self._shown("map")
+            return
+        if self._on_map:
+            return
+        if self._world.quit_dialog and now >= self._settles_at:
+            self._push("quit", now)
+
+    def _f_level_end(self, t: float) -> bool:
+        """After a move comes to rest: the level won or out of moves (True), else False."""
+        lv, g = self._level, self._level.goal
+        if g.kind == SCORE:
+            met = self._score >= lv.target
+            over = self._moves_left <= 0
+            won = met and (over or not g.to_the_end)
+        else:
+            won = self._goal_got >= g.count
+            over = self._moves_left <= 0
+        if won:
+            self._record(True)
+            self._push("complete", t)
+            return True
+        if over:
+            self._push("out_of_moves", t)
+            return True
+        return False
+
+    def _look_mask(self) -> np.ndarray:
+        """Where the animated backdrop shows on the board's screen: not the board, not the header."""
+        k = self._level.number
+        if self._mask_for is None or self._mask_for[0] != (k, self._size):
+            w, h = self._size
+            mask = np.ones((h, w), np.uint8)
+            x0, y0, x1, y1 = self._geometry().bbox
+            m = max(2, self._geometry().cell // 10) * 3
+            mask[max(0, y0 - m) : y1 + m, max(0, x0 - m) : x1 + m] = 0
+            mask[: int(h * H.HEADER_BOTTOM)] = 0
+            self._mask_for = ((k, self._size), mask)
+        return self._mask_for[1]
 
     # -- popups and cards ----------------------------------------------------------------
     def _panel(self, w_share: float, h_share: float, cy_share: float = 0.5) -> tuple[int, int, int, int]:
@@ -550,12 +971,14 @@ class SagaPhone(SimDevice):
         self._pre_hud = (self._score, self._moves_left)
         segs: list[_Segment] = []
         t = start
-        score, moves = self._score, self._moves_left
+        score, moves, got = self._score, self._moves_left, self._goal_got
+        self._pre_goal = got
+        goal = self._level.goal
 
         def add(ms: float, draw: Callable[[float], list[Item]]) -> None:
             nonlocal t
             if ms > 0:
-                segs.append(_Segment(t, t + ms / 1000, draw, score, moves))
+                segs.append(_Segment(t, t + ms / 1000, draw, score, moves, got))
                 t += ms / 1000
 
         a, o = out.move
@@ -567,6 +990,7 @@ class SagaPhone(SimDevice):
             add(tm.swap_ms, self._swap_draw(before, a, o, True))
             for ph in out.phases:
                 score += ph.points
+                got += phase_progress(goal, ph)
                 add(tm.clear_ms, self._clear_draw(ph))
                 add(tm.fall_ms, self._fall_draw(ph))
             if out.shuffled_from is not None and out.board is not None:
@@ -708,7 +1132,10 @@ class SagaPhone(SimDevice):
         base = cv2.resize(np.clip(bg * 255 + 0.5, 0, 255).astype(np.uint8), (w, h), interpolation=cv2.INTER_CUBIC)
         grain = cv2.resize(rng.integers(-6, 7, (h // 4, w // 4), dtype=np.int16), (w, h), interpolation=cv2.INTER_NEAREST)
         base = np.clip(base.astype(np.int16) + grain[..., None], 0, 255).astype(np.uint8)
-        S.header_base(base)
+        if self._world.cards:
+            H.draw_base(base, self._world.header)
+        else:
+            S.header_base(base)
         plain = base.copy()
         # the board's panel under every cell that is not a hole, then the slots
         holes = lv.hole_mask()
@@ -746,6 +1173,8 @@ class SagaPhone(SimDevice):
             return self._cached(("chat",), lambda: S.app_screen(w, h, "Chat", _CHAT_ROWS, (160, 110, 20)))
         if self._foreground == STORE_PACKAGE:
             return self._cached(("store",), lambda: S.app_screen(w, h, "Store", _STORE_ROWS, (90, 140, 30)))
+        if self._world.cards:
+            return self._f_frame(t)
         if self._screen == "ad" and self._ad is not None:
             shown = self._ad_close_shown(t)
             ad = self._ad
@@ -781,6 +1210,24 @@ class SagaPhone(SimDevice):
             return self._cached(("dialog", self._version), draw_dialog)
         return self._board_frame(t, hint=True)
 
+    def _f_frame(self, t: float) -> np.ndarray:
+        style = self._style
+        assert style is not None
+        if self._screen == "ad":
+            return C.draw_ad(style, self._size, self._ad_rng(), t, self._ad_since, self._timing.ad_close_after_ms / 1000)[0]
+        if self._cards:
+            top = self._cards[-1]
+            img = top.frame.copy()
+            if self._motion is not None and top.through is not None:
+                self._motion.apply(img, t, top.through, style.dim)
+            return img
+        if self._on_map:
+            return C.draw_map(style, self._size, self._level.number, self._map_rng(), t)[0]
+        img = self._board_frame(t, hint=True)
+        if self._motion is not None:
+            self._motion.apply(img, t, self._look_mask())
+        return img
+
     def _cached(self, key: tuple[object, ...], make: Callable[[], np.ndarray]) -> np.ndarray:
         if self._frame_cache is None or self._frame_cache[0] != key:
             self._frame_cache = (key, make())
@@ -791,23 +1238,51 @@ class SagaPhone(SimDevice):
         if t < self._settles_at and self._segments:
             if t < self._segments[0].start:
                 # the finger is still on the glass: the board has not reacted yet
-                return self._compose(base, self._pre_items, *self._pre_hud)
+                return self._compose(base, self._pre_items, *self._pre_hud, self._pre_goal)
             for seg in self._segments:
                 if seg.start <= t < seg.end:
-                    return self._compose(base, seg.draw((t - seg.start) / (seg.end - seg.start)), seg.score, seg.moves)
+                    return self._compose(base, seg.draw((t - seg.start) / (seg.end - seg.start)), seg.score, seg.moves,
+                                         seg.goal)  # fmt: skip
         # at rest: one picture of the board, and the hint tile drawn over it when idle
         wiggle = hint and t - max(self._idle_from, self._settles_at) >= self._timing.hint_after_ms / 1000
         hint_cell = self._hint_cell() if wiggle else None
         key = ("rest", self._version, hint_cell)
         items_skip = {hint_cell} if hint_cell is not None else set()
-        img = self._cached(key, lambda: self._compose(base, self._items(self._board, items_skip), self._score, self._moves_left))
+        img = self._cached(key, lambda: self._compose(base, self._items(self._board, items_skip), self._score,
+                                                      self._moves_left, self._goal_got))  # fmt: skip
         if hint_cell is not None:
             it = self._item(self._board, *hint_cell)
             if it is not None:
                 ph = 2 * math.pi * (t - max(self._idle_from, self._settles_at)) / max(1e-3, self._timing.wiggle_period_ms / 1000)
-                off = 0.05 * geo.cell * math.sin(ph)
-                self._paste(img, Item(it.key, it.x + off, it.y, 1.0, 1.0, 12 * math.sin(ph)), geo)
+                if self._world.hint == "glow":
+                    self._glow(img, it, geo, 0.5 + 0.5 * math.sin(ph))
+                    self._paste(img, it, geo)
+                elif self._world.hint == "sparkle":
+                    self._paste(img, it, geo)
+                    self._sparkle(img, it, geo, ph)
+                else:
+                    off = 0.05 * geo.cell * math.sin(ph)
+                    self._paste(img, Item(it.key, it.x + off, it.y, 1.0, 1.0, 12 * math.sin(ph)), geo)
         return img
+
+    def _glow(self, img: np.ndarray, it: Item, geo: Geometry, k: float) -> None:
+        """A pulsing light behind the hint tile."""
+        n = geo.cell
+        x0, y0 = int(it.x - n / 2), int(it.y - n / 2)
+        region = img[max(0, y0) : y0 + n, max(0, x0) : x0 + n]
+        lift = np.zeros(region.shape[:2], np.uint8)
+        cv2.circle(lift, (n // 2 - max(0, -x0), n // 2 - max(0, -y0)), int(n * 0.48), int(40 + 100 * k), -1, cv2.LINE_AA)
+        cv2.add(region, cv2.cvtColor(lift, cv2.COLOR_GRAY2BGR), dst=region)
+
+    def _sparkle(self, img: np.ndarray, it: Item, geo: Geometry, ph: float) -> None:
+        """A small star circling the hint tile."""
+        n = geo.cell
+        cx, cy = it.x + 0.36 * n * math.cos(ph), it.y + 0.36 * n * math.sin(ph)
+        r = max(2, n // 9)
+        for a in (0.0, math.pi / 2):
+            dx, dy = r * math.cos(a), r * math.sin(a)
+            cv2.line(img, (int(cx - dx), int(cy - dy)), (int(cx + dx), int(cy + dy)), (255, 255, 255), max(1, n // 30), cv2.LINE_AA)
+        cv2.circle(img, (int(cx), int(cy)), max(1, r // 3), (200, 255, 255), -1, cv2.LINE_AA)
 
     def _hint_cell(self) -> Cell | None:
         if self._hint_for[0] is not self._board:
@@ -815,9 +1290,14 @@ class SagaPhone(SimDevice):
             self._hint_for = (self._board, moves[0][0] if moves else None)
         return self._hint_for[1]
 
-    def _compose(self, base: np.ndarray, items: list[Item], score: int, moves: int) -> np.ndarray:
+    def _compose(self, base: np.ndarray, items: list[Item], score: int, moves: int, got: int = 0) -> np.ndarray:
         img = base.copy()
-        S.header_text(img, self._level.number, self._level.target, max(0, moves), score)
+        if self._world.cards:
+            g, lv = self._level.goal, self._level
+            values = H.HeaderValues(lv.number, max(0, moves), score, lv.target, g.kind, max(0, g.count - got), g.count)
+            H.draw_text(img, self._world.header, values, self._goal_icon())
+        else:
+            S.header_text(img, self._level.number, self._level.target, max(0, moves), score)
         geo = self._geometry()
         for it in items:
             self._paste(img, it, geo)
@@ -843,10 +1323,13 @@ class SagaPhone(SimDevice):
         cx0, cy0, cx1, cy1 = max(x, bx0, 0), max(y, by0, 0), min(x + n, bx1, img.shape[1]), min(y + n, by1, img.shape[0])
         if cx1 <= cx0 or cy1 <= cy0:
             return
-        a = alpha[cy0 - y : cy1 - y, cx0 - x : cx1 - x, None] * np.float32(it.alpha)
+        a = np.ascontiguousarray(alpha[cy0 - y : cy1 - y, cx0 - x : cx1 - x], np.float32)
+        if it.alpha != 1.0:
+            a = a * np.float32(it.alpha)
         region = img[cy0:cy1, cx0:cx1]
-        src = bgr[cy0 - y : cy1 - y, cx0 - x : cx1 - x]
-        region[:] = (region * (1 - a) + src * a).astype(np.uint8)
+        src = np.ascontiguousarray(bgr[cy0 - y : cy1 - y, cx0 - x : cx1 - x])
+        # OpenCV's blend: the same mix as the float sum, at a tenth of its cost
+        region[:] = cv2.blendLinear(src, np.ascontiguousarray(region), a, 1.0 - a)
 
 
 _CHAT_ROWS = [("Alex", "are you coming tonight?"), ("Sam", "sent a photo"), ("Mum", "call me when you can"),

@@ -1,0 +1,136 @@
+"""Getting to a still board before calibration, as a person would: a game often opens on a
+map, a daily bonus or a level's intro card, and its sky may never stop moving.
+
+`reach_board` looks at the screen, tries to find a board on it (as `agent calibrate`
+does) and, when there is none, takes the one safe way on that `classify_screen` names (a
+Claim, a level node, a Start; never a price, Buy or Install), a few times at most. A
+board is then "still" when the board itself has stopped moving: pixels around it (an
+animated sky, a sparkling frame) do not count, and neither does a whole screen that
+keeps moving for ever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agent.device.base import AppControl, Device
+from agent.device.clock import Clock
+from agent.errors import AgentError
+from agent.vision.grid import BBox, bbox_to_frac
+from agent.vision.profile import GameProfile
+from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, changed_share
+
+MAX_STEPS = 8  # screens left on the way to a board
+STEP_WAIT_S = 1.5  # after a tap: the next screen's animation
+
+
+@dataclass
+class WayIn:
+    """How the board was reached: the screens left on the way (what was tapped and why)."""
+
+    steps: list[str] = field(default_factory=list)
+    bbox: BBox | None = None  # the board found
+
+
+def board_still(a: np.ndarray, b: np.ndarray, bbox: BBox) -> bool:
+    """Whether the board's box is the same in two frames (next to nothing changed there)."""
+    if a.shape != b.shape:
+        return False
+    x0, y0, x1, y1 = bbox
+    pa, pb = a[y0:y1, x0:x1], b[y0:y1, x0:x1]
+    return pa.size > 0 and changed_share(pa, pb) < STILL_SHARE
+
+
+def settled(capture: Callable[[], np.ndarray], clock: Clock, bbox: BBox | None, name: str,
+            timeout_s: float = STILL_TIMEOUT_S) -> np.ndarray:  # fmt: skip
+    """A frame whose board box (or, with none known, whole screen) has stopped moving."""
+    frame = capture()
+    waited = 0.0
+    while waited < timeout_s:
+        clock.sleep(STILL_GAP_S)
+        waited += STILL_GAP_S
+        nxt = capture()
+        if nxt.shape == frame.shape:
+            box = bbox or (0, 0, nxt.shape[1], nxt.shape[0])
+            if board_still(nxt, frame, box):
+                return nxt
+        frame = nxt
+    from agent.errors import ProfileError
+
+    raise ProfileError(
+        f"{name}: the {'board' if bbox else 'screen'} kept moving for {timeout_s:.0f} s, so it was not calibrated",
+        hint=f"let the game settle (close any dialog), then run `agent calibrate --serial {name}` again",
+    )
+
+
+def _two(capture: Callable[[], np.ndarray], clock: Clock) -> tuple[np.ndarray, np.ndarray]:
+    a = capture()
+    clock.sleep(STILL_GAP_S)
+    return a, capture()
+
+
+def _provisional(frame: np.ndarray, game: str) -> GameProfile:
+    """A profile with no board of its own: what classify_screen needs to look at a screen
+    before any calibration (its board box is the middle of the screen)."""
+    h, w = frame.shape[:2]
+    box = (w // 10, h // 4, w - w // 10, h - h // 4)
+    return GameProfile(game=game, rows=8, cols=8, board_bbox=box, board_frac=bbox_to_frac(box, w, h), exemplars=[])
+
+
+def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndarray], BBox],
+                game: str = "match3", ocr: Any = None, say: Callable[[str], None] = lambda _: None) -> WayIn:  # fmt: skip
+    """Leave screens until `find(frame)` finds a board whose box is still (then return it),
+    or raise the last AgentError `find` gave when no safe way on is left."""
+    from agent.vision.screens import classify_screen
+
+    way = WayIn()
+    last = AgentError(f"{name}: no board found", hint="open the game on a level's board, then calibrate again")
+    for _ in range(MAX_STEPS + 1):
+        a, b = _two(device.screencap, clock)
+        bbox: BBox | None = None
+        try:
+            bbox = find(b)
+        except AgentError as exc:
+            last = exc
+        if bbox is not None and not board_still(a, b, bbox):
+            last = AgentError(f"{name}: the board is still moving", hint="let the game settle, then try again")
+            clock.sleep(STILL_GAP_S)
+            continue
+        foreground = device.foreground() if isinstance(device, AppControl) else None
+        verdict = classify_screen(b, _provisional(b, game), board_readable=False, foreground=foreground, ocr=ocr)
+        action = verdict.action
+        if bbox is not None and not _dialog_over(verdict):
+            way.bbox = bbox
+            return way
+        if action is None or action.kind not in ("tap", "back", "wait"):
+            raise last
+        if action.kind == "wait":
+            way.steps.append(f"waited on {verdict.kind}: {action.why}")
+            clock.sleep(STEP_WAIT_S)
+            continue
+        if action.kind == "tap" and action.point is not None:
+            device.tap(*action.point)
+            step = f"tapped {action.label!r} on a {verdict.kind} screen ({action.why})"
+        elif isinstance(device, AppControl):
+            device.back()
+            step = f"pressed Back on a {verdict.kind} screen ({action.why})"
+        else:
+            raise last
+        way.steps.append(step)
+        say(f"to reach the board: {step}")
+        clock.sleep(STEP_WAIT_S)
+    raise AgentError(f"{name}: no board after leaving {MAX_STEPS} screens ({'; '.join(way.steps[-3:])})",
+                     hint="open the game on a level's board by hand, then calibrate again")  # fmt: skip
+
+
+def _dialog_over(verdict: Any) -> bool:
+    """A board was found, but a card with a safe button lies over part of it (a level's
+    intro over a dimmed board, a daily bonus): that card is left first. A board's own
+    screen has no panel with a safe word on it; Back alone is never a reason."""
+    action = verdict.action
+    return (action is not None and action.kind in ("tap", "wait") and getattr(verdict, "panel", None) is not None
+            and verdict.kind in ("covered", "card", "intro", "map", "ad"))

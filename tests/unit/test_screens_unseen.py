@@ -1,0 +1,191 @@
+"""Screens never seen: the family of non-board screens `saga/cards.py` paints (cards of every
+kind, the level map, ads before and after their countdown), classified by what they show.
+The words, icons, overlay and glyph rules are tested without OCR; the corpus with Tesseract."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from agent.games.match3.saga import cards as C
+from agent.games.match3.saga.cards_bench import KINDS, draw_screen, run_corpus
+from agent.vision import words as W
+from agent.vision.dim import dimmed_outside
+from agent.vision.glyphs import find_glyphs, is_arrow, is_cross
+from agent.vision.ocr import ocr_unavailable_reason
+from agent.vision.prices import icon_beside
+
+needs_tesseract = pytest.mark.skipif(ocr_unavailable_reason() is not None, reason=str(ocr_unavailable_reason()))
+
+
+@pytest.mark.parametrize("text", ["Next", "Continue", "Tap to continue", "Play", "Start", "Collect", "Claim",
+                                  "OK", "Retry", "Try again", "Later", "Not now", "No thanks", "Skip", "Close",
+                                  "Resume", "Keep playing", "X", "Got it"])  # fmt: skip
+def test_safe_words_in_their_forms(text):
+    assert W.safe_meaning(text) is not None, text
+    assert W.forbidden_why(text, on_button=True) is None, text
+
+
+@pytest.mark.parametrize("text", ["Buy", "$4.99", "4,99 EUR", "Get", "Install now", "Watch ad x2", "Share",
+                                  "Invite friends", "Rate us", "Quit", "Give up", "Exit", "Leave", "Play now",
+                                  "Play on for 900 coins"])  # fmt: skip
+def test_forbidden_by_meaning(text):
+    assert W.forbidden_why(text) is not None, text
+    assert W.safe_meaning(text) is None or W.forbidden_why(text) is not None
+
+
+def test_a_number_after_words_on_a_button_is_a_price_but_a_level_is_not():
+    assert W.forbidden_why("+5 moves 900", on_button=True) is not None
+    assert W.forbidden_why("+5 moves 900") is None  # a line of text is no button
+    assert W.forbidden_why("Level 12", on_button=True) is None
+    assert W.forbidden_why("Score 2422 of 6953", on_button=True) is None
+
+
+def test_countdowns_levels_and_outcomes():
+    assert [W.countdown(t) for t in ("5", "Close in 5", "Skip in 5s", "3s", "Install", "Level 5")] == [5, 5, 5, 3, None,
+                                                                                                     None]  # fmt: skip
+    assert W.explicit_countdown("Skip in 4s") and not W.explicit_countdown("4")
+    assert W.level_of(["Score 10", "Level 7"]) == 7 and W.level_of(["Lv. 12"]) == 12 and W.level_of(["Next"]) is None
+    assert W.outcome_of(["Level Complete!", "Next"]) == "won" and W.outcome_of(["Well done!"]) == "won"
+    assert W.outcome_of(["Out of moves!"]) == "lost" and W.outcome_of(["Level 3 failed", "Retry"]) == "lost"
+    assert W.outcome_of(["Daily reward", "Collect"]) is None
+
+
+def _number_with(icon_kind: str | None) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    img = np.full((200, 600, 3), (60, 150, 230), np.uint8)
+    cv2.putText(img, "900", (260, 125), cv2.FONT_HERSHEY_DUPLEX, 2.0, (255, 255, 255), 5, cv2.LINE_AA)
+    (tw, th), _ = cv2.getTextSize("900", cv2.FONT_HERSHEY_DUPLEX, 2.0, 5)
+    if icon_kind is not None:
+        C.icon(img, icon_kind, (260 - int(th * 1.2), 125 - th // 2), int(th * 0.55))
+    else:  # letters beside it, not an icon
+        cv2.putText(img, "Box", (80, 125), cv2.FONT_HERSHEY_DUPLEX, 2.0, (255, 255, 255), 5, cv2.LINE_AA)
+    return img, (260, 125 - th, 260 + tw, 125)
+
+
+@pytest.mark.parametrize("kind", C.ICONS)
+def test_a_currency_icon_beside_a_number_is_found(kind):
+    img, box = _number_with(kind)
+    assert icon_beside(img, box) is not None
+
+
+def test_letters_beside_a_number_are_no_icon():
+    img, box = _number_with(None)
+    assert icon_beside(img, box) is None
+
+
+def test_the_overlay_behind_a_card_is_seen_as_dimmed():
+    rng = np.random.default_rng(4)
+    style = C.card_style(rng)
+    behind = C.backdrop(style, (1080, 2400), rng)
+    cv2.putText(behind, "Collect", (60, 400), cv2.FONT_HERSHEY_DUPLEX, 3, (255, 255, 255), 6)
+    dimmed = C.CardStyle(**{**style.__dict__, "dim": 0.5})
+    clear = C.CardStyle(**{**style.__dict__, "dim": 1.0, "panel": (240, 240, 240)})
+    for st, expected in ((dimmed, True), (clear, False)):
+        frame, taps = C.draw_card(st, C.CardContent("tip", 3), behind, np.random.default_rng(1))
+        xs = [t.box[0] for t in taps] + [t.box[2] for t in taps]
+        ys = [t.box[1] for t in taps] + [t.box[3] for t in taps]
+        panel = (int(1080 * (1 - st.panel_w) / 2), min(ys) - 300, int(1080 * (1 + st.panel_w) / 2), max(ys) + 40)
+        assert min(xs) >= panel[0] - 60
+        assert dimmed_outside(frame, panel) is expected
+
+
+def test_close_glyphs():
+    img = np.full((300, 600, 3), (90, 40, 120), np.uint8)
+    C.close_glyph(img, "x", (40, 40, 140, 140), (50, 50, 200))
+    C.close_glyph(img, "arrow", (300, 40, 400, 140), (50, 50, 200))
+    cv2.putText(img, "L", (460, 140), cv2.FONT_HERSHEY_DUPLEX, 3, (255, 255, 255), 6)
+    found = find_glyphs(img, [(0, 0, 600, 300)])
+    kinds = sorted(k for _, k in found)
+    assert kinds == ["arrow", "x"], found
+    blank = np.zeros((40, 40), bool)
+    assert not is_cross(blank) and not is_arrow(blank)
+
+
+def test_every_screen_kind_is_drawn_with_its_tappables():
+    for i, kind in enumerate(KINDS):
+        s = draw_screen(kind, 500 + i, over_board=False)
+        assert s.frame.ndim == 3 and s.taps, kind
+        if kind != "ad_before":
+            assert any(not t.forbidden for t in s.taps), kind
+        h, w = s.frame.shape[:2]
+        assert all(0 <= t.box[0] < t.box[2] <= w + w // 10 and 0 <= t.box[1] < t.box[3] <= h for t in s.taps), kind
+
+
+@needs_tesseract
+def test_a_sample_of_unseen_screens_is_left_the_right_way_and_never_by_a_forbidden_tap():
+    res = run_corpus(24, seed=7)
+    table = res.table()
+    assert res.total("forbidden_taps") == 0, table
+    assert res.total("right_action") >= 21, table + "\n" + "\n".join(f for r in res.rows for f in r.failures)
+    assert res.total("right_kind") >= 21, table
+    assert res.total("right_outcome") >= 21, table
+    assert res.total("level_read") >= res.total("level_shown") - 1, table
+
+
+def _classify(frame, ocr):
+    from agent.games.match3.saga.cards_bench import Screen, _profile
+    from agent.vision.screens import classify_screen
+
+    s = Screen("x", frame, (), 0, None, 0)
+    return classify_screen(frame, _profile(s), board_readable=False, foreground=None, ocr=ocr)
+
+
+@pytest.fixture(scope="module")
+def ocr():
+    from agent.vision.ocr import TesseractOcr
+
+    return TesseractOcr()
+
+
+def _hit(v, taps):
+    assert v.action is not None and v.action.kind == "tap" and v.action.point is not None, v.reason
+    return [t for t in taps if t.hit(*v.action.point)]
+
+
+@needs_tesseract
+def test_a_gradient_continue_is_read_and_the_dimmed_collect_behind_is_not_tapped(ocr):
+    import dataclasses
+
+    rng = np.random.default_rng(11)
+    style = dataclasses.replace(C.card_style(rng), button_look="gradient", dim=0.5, gradient_to=0.5,
+                                words=tuple((m, "Continue" if m == "next" else f) for m, f in C.card_style(rng).words))  # fmt: skip
+    behind = C.backdrop(style, (1080, 2400), rng)
+    C.text(behind, "Collect", (60, 300, 1020, 420), (255, 255, 255), style, None, 0.6)
+    frame, taps = C.draw_card(style, C.CardContent("complete", 4, score=1200), behind, np.random.default_rng(3))
+    v = _classify(frame, ocr)
+    hit = _hit(v, taps)
+    assert [t.action for t in hit] == ["next"], (v.reason, v.buttons)
+    assert v.outcome == "won" and v.panel is not None
+    assert all(b.verdict != "safe" for b in v.buttons if "collect" in b.text.lower())
+
+
+@needs_tesseract
+def test_an_ad_is_waited_for_then_closed(ocr):
+    style = C.card_style(np.random.default_rng(5))
+    before, _ = C.draw_ad(style, (1080, 2400), np.random.default_rng(2), 1.0, 0.0, 5.0)
+    v = _classify(before, ocr)
+    assert v.kind == "ad" and v.action is not None and v.action.kind == "wait", v.reason
+    assert v.ranked[-1].kind == "back"
+    after, taps = C.draw_ad(style, (1080, 2400), np.random.default_rng(2), 6.0, 0.0, 5.0)
+    v = _classify(after, ocr)
+    assert v.kind == "ad" and [t.action for t in _hit(v, taps)] == ["close_ad"], (v.reason, v.buttons)
+
+
+@needs_tesseract
+def test_the_map_taps_the_current_level(ocr):
+    style = C.card_style(np.random.default_rng(8))
+    frame, taps = C.draw_map(style, (1080, 2400), 12, np.random.default_rng(4), 0.0)
+    v = _classify(frame, ocr)
+    assert v.kind == "map" and v.level == 12, (v.reason, v.buttons)
+    assert [t.action for t in _hit(v, taps)] == ["play_level"]
+
+
+def test_ranked_always_starts_with_the_action():
+    from agent.vision.screens import Action, ScreenVerdict
+
+    back = Action("back", None, "Back", "no safe button")
+    assert ScreenVerdict("card", back, "r").ranked == (back,)
+    tap = Action("tap", (10, 20), "OK", "safe word 'ok'")
+    assert ScreenVerdict("card", tap, "r", ranked=(back, tap)).ranked == (tap, back)
+    assert ScreenVerdict("unknown", None, "r").ranked == ()
