@@ -39,6 +39,7 @@ class LevelRecord:
     retries: int = 0  # earlier attempts at this level number in this run
     ended_t: float | None = None
     ending: str = ""  # why the level is over, before its outcome is known
+    level_from: str = ""  # where its number was read: "card" (a card, intro or map: big words) or "header"
 
     @property
     def open(self) -> bool:
@@ -112,13 +113,14 @@ class LevelTracker:
             self._other_level = (None, 0)
         if status.level is not None and (cur.level is None or status.level == cur.level
                                          or self._other_level[1] >= ZERO_READS):
-            if cur.moves == 0 and cur.level != status.level:
-                self._number(cur, status.level)  # the header names the level about to be played
-            elif cur.level is not None and status.level != cur.level and cur.moves > 0:
+            if cur.moves == 0 and cur.level != status.level and cur.level_from != "card":
+                self._number(cur, status.level, "header")  # the header names the level about to be played
+            elif cur.level is not None and status.level == cur.level + 1 and cur.moves > 0:
+                # (only the next number: a header's small digits misread as another level are no new level)
                 # the header shows another level: the last one ended while the agent looked away
                 won = status.level > cur.level
                 closed.append(self._close(cur, t, won, f"the header's level went from {cur.level} to {status.level}"))
-                self._open(t, status.level)
+                self._open(t, status.level, "header")
                 self._other_level = (None, 0)
                 cur = self.current
                 assert cur is not None
@@ -170,8 +172,10 @@ class LevelTracker:
         if outcome in ("won", "lost") and cur is not None and cur.moves > 0:
             if score is not None:
                 cur.score = score
+            if level is not None:
+                self._number(cur, level)  # the card names the level it ends, in big words
             return self._close(cur, t, outcome == "won", f"the card says the level was {outcome}")
-        if level is not None and cur is not None and cur.moves == 0 and cur.level is None:
+        if level is not None and cur is not None and cur.moves == 0 and cur.level_from != "card":
             self._number(cur, level)
         elif level is not None and (cur is None or cur.moves > 0):
             self._next_number = level
@@ -197,14 +201,14 @@ class LevelTracker:
         return self._close(cur, t, None, "")
 
     # -- helpers ------------------------------------------------------------------------------
-    def _number(self, rec: LevelRecord, number: int) -> None:
-        rec.level = number
+    def _number(self, rec: LevelRecord, number: int, source: str = "card") -> None:
+        rec.level, rec.level_from = number, source
         rec.retries = sum(1 for r in self.records if r is not rec and r.level == number)
 
-    def _open(self, t: float, number: int | None) -> None:
+    def _open(self, t: float, number: int | None, source: str = "card") -> None:
         rec = LevelRecord(len(self.records) + 1, None, t)
         if number is not None:
-            self._number(rec, number)
+            self._number(rec, number, source)
         if self._pending_goal is not None:
             rec.goal, self._pending_goal = self._pending_goal, None
         self.records.append(rec)

@@ -114,3 +114,13 @@ def test_the_run_stopping_mid_level_leaves_it_open_ended_and_an_unplayed_level_i
     tr2 = LevelTracker()
     tr2.board(0.0)
     assert tr2.finish(1.0) is None and tr2.records == []
+
+
+def test_a_header_number_that_is_not_the_next_level_ends_nothing_and_a_cards_number_wins():
+    tr = LevelTracker()
+    tr.screen(None, 2, None, 0.0, "intro")  # the intro card names level 2 in big words
+    _played(tr, 1.0, 3, level=4)  # its header's small digits read as 4
+    for i in range(3):
+        assert tr.status(Status(moves_left=10, score=0, level=4), 2.0 + i) == []
+    cur = tr.current
+    assert cur is not None and cur.level == 2 and cur.moves == 3
