@@ -161,18 +161,23 @@ def changed_share(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def still_screen(capture: Callable[[], np.ndarray], clock: Clock, name: str,
-                 timeout_s: float = STILL_TIMEOUT_S) -> np.ndarray:  # fmt: skip
-    """A frame of a screen that has stopped moving; a ProfileError after `timeout_s`."""
+                 timeout_s: float = STILL_TIMEOUT_S,
+                 bbox: tuple[int, int, int, int] | None = None) -> np.ndarray:  # fmt: skip
+    """A frame of a screen (or of its board's box `bbox`, whatever moves around it) that has
+    stopped moving; a ProfileError after `timeout_s`."""
     frame = capture()
     waited = 0.0
     while waited < timeout_s:
         clock.sleep(STILL_GAP_S)
         waited += STILL_GAP_S
         nxt = capture()
-        if nxt.shape == frame.shape and changed_share(nxt, frame) < STILL_SHARE:
-            return nxt
+        if nxt.shape == frame.shape:
+            x0, y0, x1, y1 = bbox or (0, 0, nxt.shape[1], nxt.shape[0])
+            a, b = nxt[y0:y1, x0:x1], frame[y0:y1, x0:x1]
+            if a.size and changed_share(a, b) < STILL_SHARE:
+                return nxt
         frame = nxt
     raise ProfileError(
-        f"{name}: the screen kept moving for {timeout_s:.0f} s, so it was not calibrated",
+        f"{name}: the {'board' if bbox else 'screen'} kept moving for {timeout_s:.0f} s, so it was not calibrated",
         hint=f"let the game settle (close any dialog), then run `agent calibrate --serial {name}` again",
     )

@@ -22,7 +22,7 @@ from agent.device.clock import Clock
 from agent.errors import AgentError
 from agent.vision.grid import BBox, bbox_to_frac
 from agent.vision.profile import GameProfile
-from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, changed_share
+from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, changed_share, still_screen
 
 MAX_STEPS = 8  # screens left on the way to a board
 STEP_WAIT_S = 1.5  # after a tap: the next screen's animation
@@ -48,23 +48,7 @@ def board_still(a: np.ndarray, b: np.ndarray, bbox: BBox) -> bool:
 def settled(capture: Callable[[], np.ndarray], clock: Clock, bbox: BBox | None, name: str,
             timeout_s: float = STILL_TIMEOUT_S) -> np.ndarray:  # fmt: skip
     """A frame whose board box (or, with none known, whole screen) has stopped moving."""
-    frame = capture()
-    waited = 0.0
-    while waited < timeout_s:
-        clock.sleep(STILL_GAP_S)
-        waited += STILL_GAP_S
-        nxt = capture()
-        if nxt.shape == frame.shape:
-            box = bbox or (0, 0, nxt.shape[1], nxt.shape[0])
-            if board_still(nxt, frame, box):
-                return nxt
-        frame = nxt
-    from agent.errors import ProfileError
-
-    raise ProfileError(
-        f"{name}: the {'board' if bbox else 'screen'} kept moving for {timeout_s:.0f} s, so it was not calibrated",
-        hint=f"let the game settle (close any dialog), then run `agent calibrate --serial {name}` again",
-    )
+    return still_screen(capture, clock, name, timeout_s, bbox)
 
 
 def _two(capture: Callable[[], np.ndarray], clock: Clock) -> tuple[np.ndarray, np.ndarray]:
