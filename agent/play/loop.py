@@ -168,6 +168,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.levels = LevelTracker()
         self._level_stop: PlaySummary | None = None  # --levels reached while a screen was handled
         self._ending_since: float | None = None  # the level is over, and its next screen has not come
+        self._last_moving_text: str | None = None  # the board as read while it did not look at rest
+        self._same_reads = 0  # reads of that board in a row
         self._progress_at: float | None = None  # the last move made (or the run's start)
         self.profile_changed = False  # a board found again or a look learned: the profile to save
         self._read_ms = 0.0  # what the last read cost, counted in the decision time
@@ -285,6 +287,17 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 return True
         return False
 
+    def unverified(self, reason: str) -> None:
+        """The pending move's result will not be seen (a screen came between, a new level,
+        the stop): its check is journaled as unverified and no longer waited for."""
+        if self.pending is None:
+            return
+        self.summary.checks["unverified"] += 1
+        self._log("check", index=self.pending.index, verdict="unverified", detail=reason)
+        if self.watcher is not None:
+            self.watcher.checked("unverified", reason)
+        self.pending = None
+
     def _pause(self) -> None:
         self.clock.sleep(max(self.profile.settle.poll_ms / 1000.0 - self.capture.cost_s, 0.0))
 
@@ -293,14 +306,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
         s = self.summary
         # Whole or not at all: a signal now waits until the stop line is written.
         with signals.deferred():
-            if self.pending is not None:
-                # The last move's result was never seen on a readable board (a game-over card
-                # covers it, or the run was cut short): say so rather than count it.
-                s.checks["unverified"] += 1
-                self._log("check", index=self.pending.index, verdict="unverified", detail=reason)
-                if self.watcher is not None:
-                    self.watcher.checked("unverified", reason)
-                self.pending = None
+            # The last move's result was never seen on a readable board (a game-over card
+            # covers it, or the run was cut short): say so rather than count it.
+            self.unverified(reason)
             if self.options.level_life:
                 last = self.levels.finish(self.clock.now())
                 if last is not None:
@@ -503,6 +511,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     if outcome:
                         unplayable_since = None
                         self._last_swipe_at = None  # a screen came between: not one move's cycle
+                        # (what the last move did is gone under what the screen led to)
+                        self.unverified("a screen came between the move and its result")
                         continue
                 limit = self.timeouts.unreadable_s if not opt.level_life else self.level_wait_s
                 limit += self.screens.waiting_s  # an ad's countdown is waited out, then Back
@@ -555,6 +565,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 if outcome:
                     self._ignored = 0
                     self._last_swipe_at = None  # a screen came between: not one move's cycle
+                    self.unverified("a dialog over the board came between the move and its result")
                     continue
             if self._ignored >= 2 and self.profile.swipe_ms < SLOWEST_SWIPE_MS:
                 # Nothing covers the board and the game took none of the last swipes: some
@@ -564,14 +575,24 @@ class PlayLoop(Generic[BoardT, MoveT]):
                            f"the game ignored {self._ignored} swipes in a row: swipes now take {slower} ms")  # fmt: skip
                 self._ignored = 0
             if self.pending is not None and not self.player.at_rest(self.pending.before, read.board):
-                if now - self.pending.at > self.timeouts.settle_s:
+                self._same_reads = self._same_reads + 1 if read.text == self._last_moving_text else 0
+                if now - self.pending.at > self.timeouts.settle_s and opt.level_life and self._same_reads >= 2:
+                    # The same board read three times over the settle time (whatever moves around
+                    # it), and still "mid-move" by the rules (three of a look in a row that the
+                    # game does not clear: an obstacle read as a look): it is at rest as it is.
+                    self._same_reads = 0
+                    self.unverified("the board rests as read, though the rules say it is mid-move "
+                                    "(a look that does not match, such as an obstacle)")  # fmt: skip
+                elif now - self.pending.at > self.timeouts.settle_s:
                     return self._stop(
                         f"the board did not come to rest within {self.timeouts.settle_s:.0f} s of move "
                         f"{self.pending.index}", "not_at_rest",
                     )  # fmt: skip
-                self._log("moving", board=read.text)
-                self._pause()
-                continue
+                else:
+                    self._last_moving_text = read.text
+                    self._log("moving", board=read.text)
+                    self._pause()
+                    continue
             pending, self.pending = self.pending, None
             if pending is not None:
                 check = self._record_check(pending, read)

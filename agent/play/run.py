@@ -190,7 +190,7 @@ def play(
                                           "folder": str(kept.folder)}  # fmt: skip
             # Written however the loop ended (a device error propagates after its stop line).
             if summary_path is not None:
-                write_json_atomic(summary_path, result_json(run, loop.summary, journal_path))
+                write_json_atomic(summary_path, result_json(run, loop.summary, journal_path, summary_path.parent))
     return summary
 
 
@@ -222,8 +222,22 @@ def save_learned(run: Run, loop: PlayLoop[Any, Any]) -> dict[str, object] | None
     return fields
 
 
-def result_json(run: Run, summary: PlaySummary, journal_path: Path) -> dict[str, object]:
-    out: dict[str, object] = {**summary.as_dict(), "journal": str(journal_path), "serial": run.device.serial}
+def result_json(run: Run, summary: PlaySummary, journal_path: Path, beside: Path | None = None) -> dict[str, object]:
+    """The run's result as JSON. `beside`: the folder the result is written to; paths in it
+    are then written relative to it, so a run folder moved or sent elsewhere still holds."""
+
+    def where(path: Path | str) -> str:
+        if beside is not None:
+            try:
+                return Path(path).resolve().relative_to(beside.resolve()).as_posix()
+            except ValueError:
+                pass
+        return str(path)
+
+    out: dict[str, object] = {**summary.as_dict(), "journal": where(journal_path), "serial": run.device.serial}
+    rec = out.get("recording")
+    if isinstance(rec, dict) and "folder" in rec:
+        out["recording"] = {**rec, "folder": where(rec["folder"])}
     truth = run.truth()
     if truth is not None:
         out["sim"] = truth

@@ -29,7 +29,7 @@ from agent.play.stats import PlaySummary, StopKind
 from agent.vision.goal import Goal
 from agent.vision.profile import GameProfile
 from agent.vision.screens import Action
-from agent.vision.settle import STILL_SHARE, changed_share
+from agent.vision.settle import STILL_GAP_S, STILL_SHARE, changed_share
 
 # A button tapped this many times on one screen with nothing changing is not tapped again.
 NOWHERE_LIMIT = 2
@@ -38,6 +38,7 @@ AD_WAIT_S = 35.0
 # A dialog whose pixels changed this much after a tap changed (a share of the dialog's
 # box: its words and buttons, not a sparkle's few pixels).
 LOCAL_CHANGE = 0.04
+AIM_LOOKS = 3  # looks at a moving dialog whose button stays in one place before it is tapped all the same
 
 
 class Loop(Protocol):
@@ -65,6 +66,8 @@ class Loop(Protocol):
 
     def _log(self, event: str, **fields: object) -> None: ...
 
+    def unverified(self, reason: str) -> None: ...
+
     def level_ended(self, records: Any) -> PlaySummary | None: ...
 
     def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary: ...  # fmt: skip
@@ -87,6 +90,7 @@ class ScreenHandler:
         self._unrecognised_since: float | None = None
         self._back_did_nothing: set[str] = set()  # screens (signatures) where Back changed nothing
         self._led_nowhere: dict[tuple[str, str, tuple[int, int]], int] = {}  # (screen, label, point) -> taps in vain
+        self._aimed: dict[tuple[str, tuple[int, int]], int] = {}  # (screen, point) -> looks while its dialog moved
         self._waiting: dict[str, float] = {}  # a screen kind waited on (an ad's countdown) -> since when
         self._last_logged = ""  # the signature of the last screen journaled
 
@@ -180,11 +184,7 @@ class ScreenHandler:
             return False
         if not read.playable:
             return False
-        if loop.pending is not None:
-            loop.summary.checks["unverified"] += 1
-            loop._log("check", index=loop.pending.index, verdict="unverified",
-                      detail="the board changed shape before the move's result showed (a new level)")  # fmt: skip
-            loop.pending = None
+        loop.unverified("the board changed shape before the move's result showed (a new level)")
         if loop.options.level_life:
             if loop.level_ended(loop.levels.new_board(loop.clock.now())) is not None:  # another board: another level
                 return True  # --levels reached: the run has stopped
@@ -276,6 +276,16 @@ class ScreenHandler:
             what = f"tap at {point}" if action.kind == "tap" else "Back"
             return loop._stop(f"the same {what} on the same screen {loop.guards.same_tap_limit} times did not get "
                               f"past it ({verdict.reason})", "loop")  # fmt: skip
+        aim = (seen.signature, _rounded(point, frame))
+        if action.kind == "tap" and moving and not self._still_where(frame, seen.region_of(action), point) \
+                and self._aimed.get(aim, 0) < AIM_LOOKS:  # fmt: skip
+            # Around it the screen never rests (an animated sky, an ad's art); the dialog
+            # itself must: a card still sliding in would take the tap somewhere else. (A
+            # button found at the same place look after look is not sliding: it may pulse.)
+            self._aimed[aim] = self._aimed.get(aim, 0) + 1
+            loop._log("note", detail=f"{verdict.kind}: the dialog is still moving; looking again before tapping")
+            return False
+        self._aimed.clear()
         if action.kind == "tap":
             device.tap(*point)
         elif isinstance(device, AppControl):
@@ -348,6 +358,22 @@ class ScreenHandler:
                 continue
             return action
         return None if ranked else verdict.action
+
+    def _still_where(self, frame: np.ndarray, region: tuple[int, int, int, int] | None, point: tuple[int, int]) -> bool:
+        """Whether the dialog (or, with none, the part of the screen around the tap) is the
+        same a moment later: a tap lands where it was aimed only on what has stopped."""
+        loop = self.loop
+        h, w = frame.shape[:2]
+        if region is None:
+            r = max(8, min(w, h) // 12)
+            region = (max(0, point[0] - r), max(0, point[1] - r), min(w, point[0] + r), min(h, point[1] + r))
+        loop.clock.sleep(STILL_GAP_S)
+        again = loop.capture()
+        if again.shape != frame.shape:
+            return False
+        x0, y0, x1, y1 = region
+        a, b = again[y0:y1, x0:x1], frame[y0:y1, x0:x1]
+        return a.size > 0 and changed_share(a, b) < LOCAL_CHANGE
 
     def _wait_local_change(self, before: np.ndarray, region: tuple[int, int, int, int] | None) -> tuple[bool, str]:
         """Whether the screen changed where it matters after a tap or Back: the dialog (or the

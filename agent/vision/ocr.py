@@ -113,6 +113,8 @@ class Region:
 SEGMENT_WIDTH = 540
 FLAT_GRADIENT = 4.0  # Lab delta E per pixel of that copy: flatter is face
 MIN_REGION_SHARE = (0.04, 0.012)  # of the image's width and height: smaller is no button
+RETRY_SCALES = (0.6, 1.5)  # a strip read with no sure word is read again at these scales
+MAX_RETRIED = 8  # strips read again, at most
 MAX_REGIONS = 80  # shapes looked at, largest first
 MAX_STRIPS = 24  # shapes with text read
 INK_DELTA = 22.0  # Lab delta E from the face colour: text and icons on a face
@@ -244,7 +246,7 @@ def merge_words(readings: list[list[Word]]) -> list[Word]:
     return sorted(out, key=lambda w: (w.box[1], w.box[0]))
 
 
-def _entries(data: dict[str, list[str]]) -> list[tuple[str, tuple[int, int, int, int], float]]:
+def _entries(data: dict[str, list[str]], min_conf: float = MIN_CONF) -> list[tuple[str, tuple[int, int, int, int], float]]:
     """(text, box, confidence 0..1) of each word Tesseract is sure enough of."""
     out = []
     for i, text in enumerate(data.get("text", [])):
@@ -254,9 +256,26 @@ def _entries(data: dict[str, list[str]]) -> list[tuple[str, tuple[int, int, int,
             x, y, bw, bh = (int(data[k][i]) for k in ("left", "top", "width", "height"))
         except (KeyError, ValueError, IndexError):
             continue
-        if text and conf >= MIN_CONF:
-            out.append((text, (x, y, x + bw, y + bh), min(1.0, conf)))
+        if text and conf >= min_conf:
+            out.append((text, (x, y, x + bw, y + bh), min(1.0, max(0.0, conf))))
     return out
+
+
+def _rescaled(strip: tuple[np.ndarray, int, int, float], f: float) -> tuple[np.ndarray, int, int, float]:
+    binary, ox, oy, sc = strip
+    bh, bw = binary.shape
+    out = cv2.resize(binary, (max(1, round(bw * f)), max(1, round(bh * f))),
+                     interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_LINEAR)  # fmt: skip
+    return np.where(out < 128, 0, 255).astype(np.uint8), ox, oy, sc * f
+
+
+_Entry = tuple[str, tuple[int, int, int, int], float]  # a word read: text, box, confidence
+
+
+def _placed(found: list[_Entry], strip: tuple[np.ndarray, int, int, float], w: int, h: int) -> list[Word]:
+    """Words read on a strip, in the image's pixels."""
+    _, ox, oy, sc = strip
+    return [Word(text, _scale_box(box, 1 / sc, ox, oy, w, h), conf) for text, box, conf in found]
 
 
 def _scale_box(box: tuple[int, int, int, int], f: float, dx: int, dy: int, w: int, h: int) -> tuple[int, int, int, int]:
@@ -424,27 +443,52 @@ class TesseractOcr:
         return self._read_strips(strips, w, h)
 
     def _read_strips(self, strips: list[tuple[np.ndarray, int, int, float]], w: int, h: int) -> list[Word]:
-        """Black-on-white strips (binary, its origin in the image, its scale) read in one mosaic."""
+        """Black-on-white strips (binary, its origin in the image, its scale) read in one mosaic.
+        A strip whose words Tesseract was unsure of (a gap where an apostrophe was, "Let s
+        go", can leave every word at confidence 0) is read again at other scales, in one
+        mosaic a scale, and its surest reading kept."""
         if not strips:
             return []
+        out: list[Word] = []
+        unsure: list[int] = []
+        for i, found in enumerate(self._mosaic(strips)):
+            sure = [e for e in found if e[2] >= MIN_CONF]
+            if sure:
+                out.extend(_placed(sure, strips[i], w, h))
+            elif any(any(ch.isalnum() for ch in e[0]) for e in found):
+                unsure.append(i)
+        unsure = unsure[:MAX_RETRIED]
+        best: dict[int, tuple[float, list[_Entry], tuple[np.ndarray, int, int, float]]] = {}
+        for f in RETRY_SCALES if unsure else ():
+            scaled = [_rescaled(strips[i], f) for i in unsure]
+            for i, strip, found in zip(unsure, scaled, self._mosaic(scaled)):
+                sure = [e for e in found if e[2] >= MIN_CONF]
+                mean = float(np.mean([e[2] for e in sure])) if sure else 0.0
+                if sure and (i not in best or mean > best[i][0]):
+                    best[i] = (mean, sure, strip)
+        for _, sure, strip in best.values():
+            out.extend(_placed(sure, strip, w, h))
+        return out
+
+    def _mosaic(self, strips: list[tuple[np.ndarray, int, int, float]]) -> list[list[_Entry]]:
+        """Each strip's words (text, box in the strip's pixels, confidence), however unsure."""
         pad = TEXT_HEIGHT
         width = max(b.shape[1] for b, _, _, _ in strips) + 2 * pad
         height = sum(b.shape[0] + pad for b, _, _, _ in strips) + pad
         mosaic = np.full((height, width), 255, np.uint8)
         places = []
         y = pad
-        for binary, ox, oy, sc in strips:
+        for binary, _, _, _ in strips:
             bh, bw = binary.shape
             mosaic[y : y + bh, pad : pad + bw] = binary
-            places.append((y, y + bh, ox, oy, sc))
+            places.append((y, y + bh))
             y += bh + pad
-        out = []
-        for text, (x0, y0, x1, y1), conf in _entries(self._data(mosaic, "--psm 11")):
+        out: list[list[_Entry]] = [[] for _ in strips]
+        for text, (x0, y0, x1, y1), conf in _entries(self._data(mosaic, "--psm 11"), 0.0):
             cy = (y0 + y1) / 2
-            for top, bottom, ox, oy, sc in places:
+            for k, (top, bottom) in enumerate(places):
                 if top <= cy < bottom:
-                    box = (x0 - pad, y0 - top, x1 - pad, y1 - top)
-                    out.append(Word(text, _scale_box(box, 1 / sc, ox, oy, w, h), conf))
+                    out[k].append((text, (x0 - pad, y0 - top, x1 - pad, y1 - top), conf))
                     break
         return out
 

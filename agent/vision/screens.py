@@ -97,9 +97,14 @@ EDGE_SHARE = 0.05  # of the frame's size: text this near the edge is not tapped 
 LOOSE_SURE = 0.85
 LINE_GAP = 1.5  # word heights: words closer than this on one line belong together
 AD_CORNER = (0.3, 0.12)  # of the frame's width and height: where an ad's countdown and close sit
+UNREAD_AREA = 0.002  # of the frame: smaller inked shapes are icons, not buttons to read again
+UNREAD_INK = (0.05, 0.6)  # share of a shape's outline that is ink: words, not a picture
+UNREAD_MAX = 8  # shapes read again, at most
 MAP_BAND = (0.08, 0.93)  # of the frame's height: level nodes lie between the map's top and bottom bars
 PLAY_WORDS = (["play"], ["start"], ["let's"], ["lets"], ["let"])  # a button starting a level
 MAP_STEP = 0.06  # of the frame's height: two level nodes are at least this far apart
+NODE_AREA = (0.001, 0.03)  # of the frame: a level node's badge
+NODE_REACH = 0.4  # of the frame's height: the current node is at most this far from the path's other nodes
 BADGE = 0.3  # of the frame's width: a level node's badge is at most this wide
 PROMINENT = 1.3  # the current level's node is this much bigger than the others at least
 MAP_SPAN = 0.15  # of the frame's height: a map's numbers spread at least this far up and down
@@ -625,6 +630,20 @@ def _button_boxes(frame: np.ndarray, panel: BBox) -> list[BBox]:
     return out
 
 
+def _unread_shapes(regions: list[Region], words: list[Word], frame_area: float) -> list[BBox]:
+    """Button-sized flat shapes with ink on them (words or a number) and no word read on
+    them: wide buttons first, then badges, the biggest of each first."""
+    out = []
+    for r in regions:
+        bw, bh = r.box[2] - r.box[0], r.box[3] - r.box[1]
+        if not (UNREAD_AREA * frame_area <= r.area <= BUTTON_AREA * frame_area and UNREAD_INK[0] <= r.ink <= UNREAD_INK[1]):
+            continue
+        if any(r.contains(*wd.centre) for wd in words):
+            continue
+        out.append((bw < 1.3 * bh, -r.area, r.box))
+    return [box for _, _, box in sorted(out)][:UNREAD_MAX]
+
+
 def classify_screen(
     frame: np.ndarray, profile: GameProfile, *, board_readable: bool, foreground: str | None, ocr: Ocr | None
 ) -> ScreenVerdict:
@@ -659,6 +678,15 @@ def classify_screen(
         # no way on read on the dialog: its buttons read again one by one, each by its own
         # luminance (a gradient face, text in an outline)
         boxes = _button_boxes(frame, look.panel)
+        extra = _clean(ocr.read_crops(frame, boxes)) if boxes else []
+        if extra:
+            words = merge_words([words, extra])
+            look = _look(frame, words, regions, covering, panels)
+    if not look.cands and hasattr(ocr, "read_crops"):
+        # no way on read anywhere (a map, a screen with no dialog): the inked button-sized
+        # shapes the whole-screen reading found no word on are read one by one, by their own
+        # luminance (white words on a dark green face can vanish from the whole frame's)
+        boxes = _unread_shapes(regions, words, float(w * h))
         extra = _clean(ocr.read_crops(frame, boxes)) if boxes else []
         if extra:
             words = merge_words([words, extra])
@@ -698,6 +726,26 @@ def classify_screen(
         pair = len(nodes) == 2 and max(ys) - min(ys) >= MAP_STEP * h and sizes[1] >= PROMINENT * sizes[0]
         if path or pair:
             return _map(nodes, cands, seen, words, refused)
+    # a map whose other levels are locked (padlocks, no numbers): a path of like round
+    # badges and a Play button, with no dialog
+    plays = [c for c in sorted(cands, key=_order) if c.meaning == "forward" and not c.outside
+             and W.norm(c.button.text).split()[:1] in PLAY_WORDS]  # fmt: skip
+    # (a "panel" with no word on it is a picture, no dialog: a map's big round decorations)
+    wordless = panel is None or not any(_inside(wd.centre, panel) and wd.conf >= SURE and len(W.norm(wd.text)) >= 3
+                                        for wd in words)  # fmt: skip
+    path = badge_path(regions, w, h) if wordless and not in_dialog else []
+    if plays and path:
+        level = max((int(W.norm(b.all_text)) for b, _ in nodes), default=None)
+        ranked = tuple(_tap(c, "the level map") for c in plays)
+        return ScreenVerdict("map", ranked[0], f"the level map; tapping {ranked[0].label!r}", tuple(words),
+                             refused=refused, buttons=tuple(seen), ranked=ranked, level=level)  # fmt: skip
+    node = current_node(regions, path, w, h) if path and not cands else None
+    if node is not None and not any(_inside(_centre(node.box), rb) for rb in refused_boxes):
+        # no Play button, no number read: the node that stands out on the path is the level to play
+        sb = SeenButton("(node)", node.box, "safe", "the map's prominent level node")
+        act = Action("tap", _centre(node.box), "level node", "the level map; its prominent node (no number read)")
+        return ScreenVerdict("map", act, "the level map; tapping its prominent node", tuple(words), refused=refused,
+                             buttons=tuple(seen) + (sb,), ranked=(act,))  # fmt: skip
 
     # a dialog's close glyph: an X on a flat badge, or an X or arrow at a panel's top corner
     close = find_close(frame, regions, panels)
@@ -795,18 +843,71 @@ def _ad(frame: np.ndarray, seen: list[SeenButton], cands: list[_Cand], corners: 
 
 def _map(nodes: list[tuple[Button, SeenButton]], cands: list[_Cand], seen: list[SeenButton], words: list[Word],
          refused: tuple[str, ...]) -> ScreenVerdict:  # fmt: skip
-    """The level map: the prominent level node (its number the tallest), then a Play button."""
-    node_b, _ = max(nodes, key=lambda n: n[0].box[3] - n[0].box[1])
-    level = int(W.norm(node_b.all_text))
+    """The level map: a Play button where there is one (it plays the current level, whichever
+    node OCR missed), else the prominent level node (its badge the biggest)."""
+
+    def size(b: Button) -> int:
+        box = b.shape.box if b.shape is not None else b.box
+        return (box[2] - box[0]) * (box[3] - box[1])
+
+    node_b, _ = max(nodes, key=lambda n: (size(n[0]), n[0].box[3] - n[0].box[1]))
+    number = int(W.norm(node_b.all_text))
+    others = [size(b) for b, _ in nodes if b is not node_b]
+    # the map's level is the node that stands out; when OCR missed that one, the biggest node
+    # read is a level played before, which names no level
+    level: int | None = number if not others or size(node_b) >= PROMINENT * float(np.median(others)) else None
     out = [SeenButton(sb.text, sb.box, "safe" if b is node_b else "other",
                       "the prominent level node" if b is node_b else "a level node") if (b, sb) in nodes else sb
            for b, sb in zip([n[0] for n in nodes], [n[1] for n in nodes])]  # fmt: skip
     rest = [sb for sb in seen if all(sb is not n[1] for n in nodes)]
-    node_action = Action("tap", _centre(node_b.box), node_b.all_text, f"the level map; level {level} is the prominent node")
+    node_action = Action("tap", _centre(node_b.box), node_b.all_text, f"the level map; level {number} is the prominent node")
     plays = [c for c in sorted(cands, key=_order) if c.meaning == "forward"]
+    play_words = [c for c in plays if W.norm(c.button.text).split()[:1] in PLAY_WORDS]
+    if play_words:
+        first = _tap(play_words[0], "the level map")
+        ranked = (first, node_action) + tuple(_tap(c, "the level map") for c in plays if c is not play_words[0])
+        return ScreenVerdict("map", first, f"the level map; tapping {first.label!r}", tuple(words), refused=refused,
+                             buttons=tuple(out + rest), ranked=ranked, level=level)  # fmt: skip
     ranked = (node_action,) + tuple(_tap(c, "the level map") for c in plays)
-    return ScreenVerdict("map", node_action, f"the level map; tapping level {level}", tuple(words), refused=refused,
+    return ScreenVerdict("map", node_action, f"the level map; tapping level {number}", tuple(words), refused=refused,
                          buttons=tuple(out + rest), ranked=ranked, level=level)  # fmt: skip
+
+
+def badge_path(regions: list[Region], w: int, h: int) -> list[Region]:
+    """Level nodes along a path: at least three round flat badges of one size, spread up
+    and down the map band and across it, few, and not in rows (a board's tiles share rows).
+    The nodes, or none."""
+    round_ = [r for r in regions if 0.8 <= (r.box[2] - r.box[0]) / max(1, r.box[3] - r.box[1]) <= 1.25
+              and NODE_AREA[0] * w * h <= r.area <= NODE_AREA[1] * w * h
+              and MAP_BAND[0] * h <= (r.box[1] + r.box[3]) / 2 <= MAP_BAND[1] * h]  # fmt: skip
+    for r in round_:
+        like = [o for o in round_ if 1 / 1.3 <= o.area / r.area <= 1.3]
+        if not 3 <= len(like) <= 16:
+            continue
+        ys = sorted((o.box[1] + o.box[3]) / 2 for o in like)
+        xs = [(o.box[0] + o.box[2]) / 2 for o in like]
+        size = r.box[3] - r.box[1]
+        rows = 1 + sum(b - a > size / 2 for a, b in zip(ys, ys[1:]))
+        if ys[-1] - ys[0] >= MAP_SPAN * h and max(xs) - min(xs) >= 0.1 * w and rows >= 0.7 * len(like):
+            return like
+    return []
+
+
+def current_node(regions: list[Region], path: list[Region], w: int, h: int) -> Region | None:
+    """The current level's node on a map of like badges: a round badge with ink on it (its
+    number, read or not) that stands out by size, near the path. None when no one does."""
+    if not path:
+        return None
+    node = float(np.median([r.area for r in path]))
+
+    def near(r: Region) -> float:
+        cx, cy = (r.box[0] + r.box[2]) / 2, (r.box[1] + r.box[3]) / 2
+        return min(np.hypot(cx - (o.box[0] + o.box[2]) / 2, cy - (o.box[1] + o.box[3]) / 2) for o in path)
+
+    big = [r for r in regions if r not in path and 0.8 <= (r.box[2] - r.box[0]) / max(1, r.box[3] - r.box[1]) <= 1.25
+           and PROMINENT * node <= r.area <= NODE_AREA[1] * w * h and UNREAD_INK[0] <= r.ink <= UNREAD_INK[1]
+           and MAP_BAND[0] * h <= (r.box[1] + r.box[3]) / 2 <= MAP_BAND[1] * h and near(r) <= NODE_REACH * h]  # fmt: skip
+    return min(big, key=near) if big else None
 
 
 def _beside(box: tuple[int, int, int, int], other: tuple[int, int, int, int]) -> bool:

@@ -96,6 +96,8 @@ def forbidden_why(text: str, on_button: bool = False) -> str | None:
     if m:
         return f"a price: {text.strip()!r}"
     words = t.split()
+    if squash(t) in SQUASHED_FORBIDDEN:
+        return f"{text.strip()!r} {SQUASHED_FORBIDDEN[squash(t)]}"
     for phrase in _phrases(words):
         if phrase in FORBIDDEN_PHRASES:
             return f"{phrase!r} {FORBIDDEN_PHRASES[phrase]}"
@@ -109,6 +111,17 @@ def forbidden_why(text: str, on_button: bool = False) -> str | None:
     return None
 
 
+def squash(text: str) -> str:
+    """A text without its spaces and apostrophes: OCR often drops both on a bold button
+    ("Let's go" read as "Letsgo", "No thanks" as "Nothanks")."""
+    return re.sub(r"[\s']", "", text)
+
+
+# the phrases of several words, squashed (one word alone is matched as it is)
+SQUASHED_SAFE: dict[str, Meaning] = {squash(k): v for k, v in SAFE.items() if len(squash(k)) >= 5}
+SQUASHED_FORBIDDEN: dict[str, str] = {squash(k): v for k, v in FORBIDDEN_PHRASES.items()}
+
+
 def safe_meaning(text: str) -> Meaning | None:
     """What a way-on button does, or None when the text is not one: every word must be a
     safe word or a filler, and one at least safe."""
@@ -117,6 +130,8 @@ def safe_meaning(text: str) -> Meaning | None:
         return None
     if t in SAFE:
         return SAFE[t]
+    if squash(t) in SQUASHED_SAFE:
+        return SQUASHED_SAFE[squash(t)]
     meanings: list[Meaning] = []
     prev = ""
     for phrase in _phrases(t.split()):
@@ -125,7 +140,6 @@ def safe_meaning(text: str) -> Meaning | None:
         elif not (phrase in FILLER or (phrase.isdigit() and prev in ("play", "level", "start"))):
             return None  # ("Play 12" plays level 12; "Play on for 900" is no plain way on)
         prev = phrase
-    
     if not meanings:
         return None
     best = meanings[0]

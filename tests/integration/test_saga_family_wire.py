@@ -101,8 +101,6 @@ def _common(play: WirePlay) -> None:
     assert records[0]["type"] == "start" and records[-1]["type"] == "stop"
 
 
-@pytest.mark.xfail(reason="the target the issue sets, not met yet: on this game's break level the agent can stop with "
-                          "'the board did not come to rest' (crates the board reads as other looks)", strict=False)
 def test_the_journey_wins_its_levels_and_leaves_every_screen(journey):
     world, play = journey
     _common(play)
@@ -112,9 +110,13 @@ def test_the_journey_wins_its_levels_and_leaves_every_screen(journey):
     taken = t["swipes_accepted"] / max(1, t["swipes_accepted"] + t["swipes_undone"] + t["swipes_ignored"])
     assert taken >= 0.9
     # per level, in the summary: its number as read, its goal, the moves used, won or lost
+    # (a level lost is played again, never bought: the next row is the same level, and the
+    # run goes on to the next level only once it is won)
     rows = s["levels"]
-    assert [r["won"] for r in rows][:2] == [True, True], rows
-    assert all(r["moves"] > 0 for r in rows[:2])
+    assert sum(r["won"] for r in rows) >= 2 and rows[-1]["won"], rows
+    assert all(r["moves"] > 0 for r in rows)
+    for a, b in zip(rows, rows[1:]):
+        assert b["level"] == (a["level"] + 1 if a["won"] else a["level"]), rows
 
 
 def test_a_score_level_that_runs_to_0_moves_is_a_level_won_not_a_game_over(journey):
@@ -175,7 +177,10 @@ def test_a_failed_level_is_retried_never_bought(retry):
     assert t["screens_shown"].get("failed", 0) >= 1 or t["screens_shown"].get("out_of_moves", 0) >= 1
     lost = [r for r in _lines(play, "level") if r["won"] is False]
     assert lost, [r for r in _lines(play, "level")]
-    taps = [r["label"].lower() for r in _lines(play, "dismissed") if r["kind"] == "tap"]
+    # (what it chose to tap: the run is stopped as soon as the game has retried, which can be
+    # before the tap's own "dismissed" line is written)
+    taps = [r["action"]["label"].lower() for r in _lines(play, "screen")
+            if r.get("action") and r["action"]["kind"] == "tap"]  # fmt: skip
     assert any("retry" in x or "try" in x or "again" in x for x in taps), taps
 
 

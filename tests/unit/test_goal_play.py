@@ -66,6 +66,22 @@ CDAEC
     assert d.fields["goal_predicted"] == 1  # one blocker hit
 
 
+def test_a_break_goal_whose_blockers_were_not_told_aims_beside_what_is_no_tile():
+    # the crate at (4,0) was read as a hole: with no blocker known, the goal aims beside it
+    board = Board.parse("""
+BBCBD
+ECBDE
+DEDCA
+AACDE
+.DAEC
+""")
+    assert chosen(player(), board).same_swap(Move(0, 2, "D"))  # four B, away from it
+    d = player(Goal("break", target=5)).decide(board)
+    assert isinstance(d, Decision) and d.move.same_swap(Move(3, 2, "D")) and d.fields["goal_predicted"] == 1
+    # a goal of another kind does not aim at holes
+    assert chosen(player(Goal("collect", target=12, colour="B")), board).same_swap(Move(0, 2, "D"))
+
+
 def test_a_read_board_is_a_board_in_notation_and_equality():
     b = with_blockers(Board.parse("AB?C\nBC?A\nCAAB\nABCA"), frozenset({(0, 2), (1, 2), (2, 0)}))
     assert isinstance(b, ReadBoard)
@@ -202,3 +218,20 @@ def test_merging_the_cards_goal_with_the_headers_count():
     assert merge_goals(red, Goal("collect", left=5, colour="A", piece="A")).left == 5  # type: ignore[union-attr]
     assert merge_goals(red, Goal("collect", left=5, colour="C", piece="C")) == Goal("collect", left=5, colour="C", piece="C")
     assert merge_goals(Goal("score", target=3000), Goal("score", target=3000, text="Target 3000")).target == 3000  # type: ignore[union-attr]
+
+
+def test_bench_goals_prints_the_levels_won_by_both_players_and_their_ratio():
+    import json
+
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    r = CliRunner().invoke(app, ["bench", "goals", "--seeds", "1", "--levels", "2", "--plays", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["plays"] == sum(k["plays"] for k in out["kinds"].values()) >= 1
+    assert set(out["kinds"]) <= {"collect", "break"}
+    for k in out["kinds"].values():
+        assert 0.0 <= k["aware"] <= 1.0 and 0.0 <= k["blind"] <= 1.0
+    assert out["won_aware"] == sum(k["aware"] * k["plays"] for k in out["kinds"].values())

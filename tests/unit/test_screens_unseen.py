@@ -21,7 +21,9 @@ needs_tesseract = pytest.mark.skipif(ocr_unavailable_reason() is not None, reaso
 
 @pytest.mark.parametrize("text", ["Next", "Continue", "Tap to continue", "Play", "Start", "Collect", "Claim",
                                   "OK", "Retry", "Try again", "Later", "Not now", "No thanks", "Skip", "Close",
-                                  "Resume", "Keep playing", "X", "Got it"])  # fmt: skip
+                                  "Resume", "Keep playing", "X", "Got it",
+                                  # as OCR reads bold buttons: spaces and apostrophes dropped
+                                  "Letsgo", "Let s go", "Nothanks", "Tryagain", "Notnow", "Tapto continue"])  # fmt: skip
 def test_safe_words_in_their_forms(text):
     assert W.safe_meaning(text) is not None, text
     assert W.forbidden_why(text, on_button=True) is None, text
@@ -29,7 +31,7 @@ def test_safe_words_in_their_forms(text):
 
 @pytest.mark.parametrize("text", ["Buy", "$4.99", "4,99 EUR", "Get", "Install now", "Watch ad x2", "Share",
                                   "Invite friends", "Rate us", "Quit", "Give up", "Exit", "Leave", "Play now",
-                                  "Play on for 900 coins"])  # fmt: skip
+                                  "Play on for 900 coins", "Giveup", "Playnow"])  # fmt: skip
 def test_forbidden_by_meaning(text):
     assert W.forbidden_why(text) is not None, text
     assert W.safe_meaning(text) is None or W.forbidden_why(text) is not None
@@ -88,6 +90,25 @@ def test_the_overlay_behind_a_card_is_seen_as_dimmed():
         panel = (int(1080 * (1 - st.panel_w) / 2), min(ys) - 300, int(1080 * (1 + st.panel_w) / 2), max(ys) + 40)
         assert min(xs) >= panel[0] - 60
         assert dimmed_outside(frame, panel) is expected
+
+
+def _circles(centres: list[tuple[int, int]], r: int) -> np.ndarray:
+    img = np.full((1600, 720, 3), (140, 90, 160), np.uint8)
+    for x, y in centres:
+        cv2.circle(img, (x, y), r, (170, 170, 170), -1)
+        cv2.rectangle(img, (x - r // 3, y - r // 4), (x + r // 3, y + r // 3), (90, 90, 90), -1)  # a padlock
+    return img
+
+
+def test_a_path_of_locked_level_badges_is_a_map_and_a_board_of_round_tiles_is_not():
+    from agent.vision.ocr import flat_regions
+    from agent.vision.screens import badge_path
+
+    path = [(150, 300), (260, 470), (420, 620), (560, 800), (420, 980), (250, 1150)]
+    assert badge_path(flat_regions(_circles(path, 40)), 720, 1600)
+    lattice = [(100 + 80 * c, 500 + 80 * r) for r in range(7) for c in range(7)]
+    assert not badge_path(flat_regions(_circles(lattice, 34)), 720, 1600)
+    assert not badge_path(flat_regions(_circles(path[:2], 40)), 720, 1600)  # two badges: no path
 
 
 def test_close_glyphs():

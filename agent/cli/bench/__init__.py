@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from agent.cli.bench import (
-    capture, farm, levels, lightsout, lines, play, realshots, record, solve, unattended, unseen, vision,
+    capture, farm, goals, levels, lightsout, lines, play, realshots, record, solve, unattended, unseen, vision,
 )
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: each prints its figures.")
@@ -21,3 +21,4 @@ app.command("unseen")(unseen.bench_unseen_cmd)
 app.command("unattended")(unattended.bench_unattended)
 app.command("record")(record.bench_record)
 app.command("levels")(levels.bench_levels)
+app.command("goals")(goals.bench_goals)

@@ -1,7 +1,7 @@
 """Real phones over adb: listing them, choosing one, and driving one within a time bound.
 
 Everything here goes through adbutils (which talks to the adb server's socket), with
-three things added on top, all measured in /work/shared/notes/adb.md:
+three things added on top, all measured in the shared notes (`shared/notes/adb.md` beside the repository):
 
 - a hard deadline on every call (adbutils' transport open waits up to 600 s on a hung
   phone, whatever socket_timeout says): `calls`;

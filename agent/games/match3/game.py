@@ -24,7 +24,7 @@ from agent.games.base import (
     StatusReader,
     Swipe,
 )
-from agent.games.match3.board import MAX_TYPES, UNKNOWN, Board, Move
+from agent.games.match3.board import EMPTY, MAX_TYPES, UNKNOWN, Board, Move
 from agent.games.match3.goal_board import blocker_cells, blockers_of, with_blockers
 from agent.games.match3.goal_play import GOAL_MODES, Aim, aim_for, goal_choice, made_by
 from agent.games.match3.hints import ROLE_HINTS
@@ -185,6 +185,12 @@ class Match3Player:
         blockers = blockers_of(board) | self._immovable
         if aim is not None:
             blockers |= aim.blockers_on(board)
+            if aim.kind == "break" and not blockers:
+                # A break goal whose blockers the reading cannot tell: what it could not take
+                # for a tile (a crate read as a hole or as unknown) may be them; aiming beside
+                # a real hole costs little.
+                rs, cs = np.nonzero(np.isin(board.cells, (EMPTY, UNKNOWN)))
+                blockers = frozenset((int(r), int(c)) for r, c in zip(rs, cs))
         # (a goal's piece is no tile to swipe; blind to the goal, the player sees the board as ever)
         pieces = aim.blockers_on(board) if aim is not None and self.pursue_goal else frozenset()
         view = _masked(board, self._avoided(board) | pieces)
