@@ -576,9 +576,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 self._ignored = 0
             if self.pending is not None and not self.player.at_rest(self.pending.before, read.board):
                 self._same_reads = self._same_reads + 1 if read.text == self._last_moving_text else 0
-                if now - self.pending.at > self.timeouts.settle_s and opt.level_life and self._same_reads >= 2:
-                    # The same board read three times over the settle time (whatever moves around
-                    # it), and still "mid-move" by the rules (three of a look in a row that the
+                if now - self.pending.at > self.timeouts.settle_s and opt.level_life and self._same_reads >= 1:
+                    # The same board read twice in a row once the settle time is over (whatever
+                    # moves around it), and still "mid-move" by the rules (three of a look in a row that the
                     # game does not clear: an obstacle read as a look): it is at rest as it is.
                     self._same_reads = 0
                     self.unverified("the board rests as read, though the rules say it is mid-move "
