@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # a machine's own folders: a work folder, a user's home (Linux, macOS) or root's
-MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|home|Users|root)/[\w.-]+")
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|home|Users|root|tmp)/[\w.-]+")
 
 
 def _tracked() -> list[Path]:
