@@ -174,6 +174,22 @@ def _number_word(text: str) -> bool:
     return re.fullmatch(r"[0-9][0-9,.' ]*", text.strip()) is not None and any(c.isdigit() for c in text)
 
 
+def _unglued(words: list[Word]) -> list[Word]:
+    """Words with a label glued to its number ("LEVEL7", "Moves:25", as Tesseract reads a
+    narrow space) cut in two, each with its share of the box by characters."""
+    labels = {lb for group in LABELS.values() for lb in group} | set(TARGET_LABELS)
+    out: list[Word] = []
+    for wd in words:
+        m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*)([0-9][0-9,.]*)", wd.text.strip())
+        if m is None or _letters(m.group(1)) not in labels:
+            out.append(wd)
+            continue
+        x0, y0, x1, y1 = wd.box
+        cut = x0 + round((x1 - x0) * len(m.group(1)) / len(m.group(0)))
+        out += [Word(m.group(1), (x0, y0, cut, y1), wd.conf), Word(m.group(2), (cut, y0, x1, y1), wd.conf)]
+    return out
+
+
 def _letters(text: str) -> str:
     return re.sub(r"[^a-z]", "", text.lower())
 
@@ -219,11 +235,13 @@ def _number_place(best: tuple[float, Word, Word, bool], regions: list[Region], w
     # and never over the label: its letters would be read as digits
     label, beside = best[2], best[3]
     gap = max(1, (label.box[3] - label.box[1]) // 4)
-    # (cut letters at the crop's edge are dropped by the reader; the number is never cut)
+    # the number keeps a margin: Tesseract's word box may end inside its first digit's
+    # ink, and ink at the crop's edge is dropped by the reader (as cut letters are)
+    room = max(2, (y1 - y0) // 4)
     if beside:
-        lo_x = max(lo_x, min(x0 - 1, label.box[2] + gap))
+        lo_x = max(lo_x, min(x0 - room, label.box[2] + gap))
     else:
-        lo_y = max(lo_y, min(y0 - 1, label.box[3] + gap))
+        lo_y = max(lo_y, min(y0 - room, label.box[3] + gap))
     return (max(lo_x, int(x0 - mx)), max(lo_y, int(y0 - my)), min(hi_x, int(x1 + mx)), min(hi_y, int(y1 + my)))
 
 
@@ -246,7 +264,7 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
     goal's icon is matched to the profile's classes when one is given; without one, a
     compact picture beside a count that no label claims is taken for it."""
     h, w = frame.shape[:2]
-    words = ocr.words(frame)
+    words = _unglued(ocr.words(frame))
     regions = flat_regions(frame)
     numbers = [wd for wd in words if _number_word(wd.text)]
     out: dict[str, Frac] = {}

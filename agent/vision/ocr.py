@@ -54,6 +54,13 @@ MAX_GLYPHS = 400
 MIN_TEXT_SHARE = 0.0035  # of the image's height: smaller characters are no label to tap
 MAX_STRIP_WIDTH = 2400  # px of one shape's text in the mosaic  # more character-sized blobs than this in one shape is a texture, not text
 TEXT_HEIGHT = 36  # px: the character height crops are scaled to for Tesseract
+# px: a number's digits are read at these heights, best first; at larger ones Tesseract
+# takes a flat-topped 3 for a 5 (OpenCV 5's font); the larger one when the first is unsure
+# A slashed 0's two holes sit diagonally, nearer than an 8's stacked ones (about 0.4 of
+# its height apart in every font tried) and apart sideways, as an upright 8's are not
+SLASH_RISE = 0.32  # of the glyph's height, at most
+SLASH_SHIFT = 0.06  # of its width, at least
+NUMBER_HEIGHTS = (TEXT_HEIGHT, TEXT_HEIGHT * 1.5)
 
 
 @dataclass(frozen=True)
@@ -520,28 +527,14 @@ class TesseractOcr:
             if kept is None:
                 continue
             binary, th = kept
-            s = float(np.clip(TEXT_HEIGHT * 1.5 / th, 0.25, 8.0))
-            bh, bw = binary.shape
-            binary = cv2.resize(binary, (max(1, round(bw * s)), max(1, round(bh * s))), interpolation=cv2.INTER_LINEAR)
-            binary = np.where(binary < 128, 0, 255).astype(np.uint8)
-            pad = TEXT_HEIGHT
-            binary = cv2.copyMakeBorder(binary, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
-            digits, confs = "", []
-            # one line of text; failing that, the raw line (Tesseract's line finder
-            # misses a lone digit)
-            for psm in (7, 13):
-                data = self._data(binary, f"--psm {psm} -c tessedit_char_whitelist=0123456789")
-                for text, _, conf in _entries(data):
-                    t = "".join(ch for ch in text if ch.isdigit())
-                    if t:
-                        digits += t
-                        confs.append(conf)
-                if digits:
+            for height in NUMBER_HEIGHTS:
+                read = self._digits(binary, height / th)
+                if read is not None and (best is None or read[0] > best[0]):
+                    best = read
+                if best is not None and best[0] >= SURE_NUMBER:  # another reading costs another Tesseract run
                     break
-            if digits and len(digits) <= 12 and (best is None or min(confs) > best[0]):
-                best = (min(confs), int(digits))
-                if best[0] >= SURE_NUMBER:  # the next view costs another Tesseract run
-                    break
+            if best is not None and best[0] >= SURE_NUMBER:
+                break
         if best is None:
             # the grey crop as it is, to Tesseract's own adaptive threshold: bold digits
             # whose counters our threshold closes (a 0 becomes a blob) still read there
@@ -555,6 +548,59 @@ class TesseractOcr:
             if digits and len(digits) <= 12 and min(c for d, c in found if d) >= SURE:
                 return int(digits)
         return None if best is None else best[1]
+
+    def _digits(self, binary: np.ndarray, scale: float) -> tuple[float, int] | None:
+        """The number in a black-on-white crop scaled by `scale`, with its least sure digit
+        group's confidence; None when no digit was read."""
+        s = float(np.clip(scale, 0.25, 8.0))
+        bh, bw = binary.shape
+        binary = cv2.resize(binary, (max(1, round(bw * s)), max(1, round(bh * s))), interpolation=cv2.INTER_LINEAR)
+        binary = np.where(binary < 128, 0, 255).astype(np.uint8)
+        pad = TEXT_HEIGHT
+        binary = cv2.copyMakeBorder(binary, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
+        digits, confs = "", []
+        # one line of text; failing that, the raw line (Tesseract's line finder misses a
+        # lone digit)
+        for psm in (7, 13):
+            data = self._data(binary, f"--psm {psm} -c tessedit_char_whitelist=0123456789")
+            for text, _, conf in _entries(data):
+                t = "".join(ch for ch in text if ch.isdigit())
+                if t:
+                    digits += t
+                    confs.append(conf)
+            if digits:
+                break
+        if not digits or len(digits) > 12:
+            return None
+        return min(confs), int(_slashed_zeros(binary, digits))
+
+
+def _slashed_zeros(binary: np.ndarray, digits: str) -> str:
+    """`digits` with the slashed zeros of digital-style fonts put right: Tesseract reads
+    one as a 6, 8 or 4. A glyph whose inside a stroke splits into two holes diagonally
+    (an 8's are stacked) is a 0. Only when each glyph is one shape, in reading order."""
+    ink = (binary == 0).astype(np.uint8)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    glyphs = sorted((stats[i] for i in range(1, n) if stats[i][4] >= 0.002 * ink.size), key=lambda st: int(st[0]))
+    if len(glyphs) != len(digits):
+        return digits
+    out = list(digits)
+    for i, (x, y, gw, gh, _) in enumerate(glyphs):
+        if out[i] == "0":
+            continue
+        glyph = ink[y : y + gh, x : x + gw]
+        # the paper around and inside the glyph (label 0 is its ink, the padded corner the outside)
+        paper = cv2.connectedComponents(np.pad(1 - glyph, 1, constant_values=1), connectivity=4)[1]
+        centres = []
+        for k in set(np.unique(paper).tolist()) - {0, int(paper[0, 0])}:
+            ys, xs = np.nonzero(paper == k)
+            if len(xs) >= 0.01 * gw * gh:
+                centres.append((xs.mean() / gw, ys.mean() / gh))
+        if len(centres) == 2:
+            (ax, ay), (bx, by) = centres
+            if abs(ay - by) <= SLASH_RISE and abs(ax - bx) >= SLASH_SHIFT:
+                out[i] = "0"
+    return "".join(out)
 
 
 def _off_border(binary: np.ndarray) -> np.ndarray:

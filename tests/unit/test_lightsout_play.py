@@ -346,7 +346,8 @@ def test_play_run_lightsout_sim(tmp_path):
     expected = LightsOutPhone(seed=5, clock=ManualClock())  # the same seed shows the same board
     assert out["moves"] == out["planned_presses"] == solver_for(lights_out(5)).solve(expected.start, 0).min_presses
     assert out["checks"] == {"as_predicted": out["moves"]}
-    records = read_journal(out["journal"])
+    assert out["journal"] == "j.jsonl"  # the summary names its journal relative to its own folder
+    records = read_journal(tmp_path / "runs" / out["journal"])
     assert records[0]["type"] == "start" and records[0]["game"] == "lightsout"
     assert sum(r["type"] == "decision" for r in records) == out["moves"]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agent.vision import ocr as ocr_mod
-from agent.vision.ocr import TesseractOcr, default_ocr, flat_regions, ocr_unavailable_reason
+from agent.vision.ocr import TesseractOcr, Word, default_ocr, flat_regions, ocr_unavailable_reason
 
 needs_tesseract = pytest.mark.skipif(ocr_unavailable_reason() is not None, reason=str(ocr_unavailable_reason()))
 
@@ -101,3 +101,30 @@ def test_a_failing_tesseract_reads_nothing_and_is_not_cached(monkeypatch):
     assert o.words(img) == [] and o.number(img) is None and o.failures >= 2
     monkeypatch.undo()
     assert any(w.text == "OK" for w in o.words(img))
+
+
+@needs_tesseract
+@pytest.mark.parametrize("digits", ["0", "1080", "808"])
+def test_slashed_zeros_are_read_as_zeros_and_eights_stay_eights(digits):
+    """Digital-style fonts slash their zeros; Tesseract alone reads this lone 0 as a 4."""
+    h, ink, thick = 60, (255, 255, 255), 5
+    img = np.zeros((h, h * len(digits), 3), np.uint8)
+    x = h // 5
+    for ch in digits:
+        (tw, th), _ = cv2.getTextSize("8", cv2.FONT_HERSHEY_SIMPLEX, h / 40, thick)
+        if ch == "0":  # drawn, not put: fonts differ in their zeros
+            cx, cy = x + tw // 2, int(h * .8) - th // 2
+            cv2.ellipse(img, (cx, cy), (int(tw * .45), th // 2), 0, 0, 360, ink, thick, cv2.LINE_AA)
+            cv2.line(img, (cx - tw // 6, cy + th // 4), (cx + tw // 6, cy - th // 4), ink, 6, cv2.LINE_AA)
+        else:
+            cv2.putText(img, ch, (x, int(h * .8)), cv2.FONT_HERSHEY_SIMPLEX, h / 40, ink, thick, cv2.LINE_AA)
+        x += tw + h // 8
+    assert TesseractOcr().number(img) == int(digits)
+
+
+def test_a_label_glued_to_its_number_is_cut_in_two():
+    from agent.vision.header import _unglued
+
+    out = _unglued([Word("LEVEL7", (0, 0, 60, 10), 0.9), Word("Moves:25", (100, 0, 180, 10), 0.8), Word("Play", (0, 20, 40, 30), 0.9)])
+    assert [(w.text, w.box) for w in out] == [("LEVEL", (0, 0, 50, 10)), ("7", (50, 0, 60, 10)), ("Moves:", (100, 0, 160, 10)),
+                                              ("25", (160, 0, 180, 10)), ("Play", (0, 20, 40, 30))]  # fmt: skip

@@ -84,16 +84,19 @@ def _templates(scale: float, thickness: int) -> _Templates:
     return _Templates(images, max(1, advance))
 
 
-def read_number(gray: np.ndarray, scale: float, thickness: int) -> int | None:
-    """The digits drawn in `gray` (a crop around one value), or None if there are none."""
+def read_number(gray: np.ndarray, scale: float, thickness: int, margin: int = 0) -> int | None:
+    """The digits drawn in `gray` (a crop around one value, with `margin` columns beyond
+    the value's box on each side), or None if there are none."""
     t = _templates(scale, thickness)
     th, tw = t.images.shape[1:]
     if gray.shape[0] < th or gray.shape[1] < tw or float(gray.std()) < 1.0:
         return None
-    # Ink at the box's sides: the number runs past its box, so any digits read here would
-    # be a cut-off part of it (twelve 9s read as ten, or a lone 0), not the number.
+    # Ink at or beyond the box's sides: the number runs past its box, so any digits read
+    # here would be a cut-off part of it (twelve 9s read as ten, or a lone 0), not the
+    # number. The box may cut in the gap between two digits, hence the margin.
     floor, peak = float(np.median(gray)), float(gray.max())
-    sides = np.concatenate([gray[:, :2], gray[:, -2:]], axis=1)
+    side = max(2, margin)
+    sides = np.concatenate([gray[:, :side], gray[:, -side:]], axis=1)
     if float(sides.max()) > floor + 0.5 * (peak - floor):
         return None
     scores = np.stack([cv2.matchTemplate(gray, img, cv2.TM_CCOEFF_NORMED) for img in t.images])
@@ -123,6 +126,16 @@ def read_number(gray: np.ndarray, scale: float, thickness: int) -> int | None:
     return int("".join(str(d) for _, d in picks))
 
 
+def _read_value(frame: np.ndarray, box: tuple[int, int, int, int], layout: "Layout") -> int | None:
+    # half a digit's advance beyond each side reaches the next digit of a number that
+    # spills out of its box, and not the neighbouring box's
+    margin = _templates(layout.hud_scale, layout.hud_thickness).advance // 2
+    x0, y0, x1, y1 = box
+    lo, hi = max(0, x0 - margin), min(frame.shape[1], x1 + margin)
+    gray = _crop_gray(frame, (lo, y0, hi, y1))
+    return read_number(gray, layout.hud_scale, layout.hud_thickness, max(x0 - lo, hi - x1))
+
+
 def _crop_gray(frame: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
     x0, y0, x1, y1 = box
     crop = frame[y0:y1, x0:x1]
@@ -133,10 +146,10 @@ def read_hud(frame: np.ndarray, layout: "Layout") -> Hud | None:
     """Steps and score as the sim drew them; None if this is not a readable game header."""
     if frame.ndim not in (2, 3) or frame.shape[:2] != (layout.height, layout.width):
         return None
-    score = read_number(_crop_gray(frame, layout.score_box), layout.hud_scale, layout.hud_thickness)
+    score = _read_value(frame, layout.score_box, layout)
     if score is None:
         return None
-    steps = read_number(_crop_gray(frame, layout.steps_box), layout.hud_scale, layout.hud_thickness)
+    steps = _read_value(frame, layout.steps_box, layout)
     if steps is not None and steps > MAX_STEPS:
         steps = None  # more than the game can show: a misread, not a count
     return Hud(steps=steps, score=score)
