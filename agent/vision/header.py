@@ -28,6 +28,7 @@ from agent.vision.profile import GameProfile
 LABELS = {"moves": ("moves", "move", "steps", "moves left"), "score": ("score", "points"),
           "level": ("level", "lv", "lvl", "stage")}  # fmt: skip
 TARGET_LABELS = ("target", "goal")  # a score goal's word, beside or above its number
+ALL_LABELS = frozenset(lb for group in LABELS.values() for lb in group) | frozenset(TARGET_LABELS)
 # How far from its label a number may sit: label heights right of it, or below it.
 BESIDE = 8.0
 BELOW = 3.0
@@ -177,11 +178,10 @@ def _number_word(text: str) -> bool:
 def _unglued(words: list[Word]) -> list[Word]:
     """Words with a label glued to its number ("LEVEL7", "Moves:25", as Tesseract reads a
     narrow space) cut in two, each with its share of the box by characters."""
-    labels = {lb for group in LABELS.values() for lb in group} | set(TARGET_LABELS)
     out: list[Word] = []
     for wd in words:
         m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*)([0-9][0-9,.]*)", wd.text.strip())
-        if m is None or _letters(m.group(1)) not in labels:
+        if m is None or _letters(m.group(1)) not in ALL_LABELS:
             out.append(wd)
             continue
         x0, y0, x1, y1 = wd.box

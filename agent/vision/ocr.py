@@ -56,11 +56,11 @@ MAX_STRIP_WIDTH = 2400  # px of one shape's text in the mosaic  # more character
 TEXT_HEIGHT = 36  # px: the character height crops are scaled to for Tesseract
 # px: a number's digits are read at these heights, best first; at larger ones Tesseract
 # takes a flat-topped 3 for a 5 (OpenCV 5's font); the larger one when the first is unsure
+NUMBER_HEIGHTS = (TEXT_HEIGHT, TEXT_HEIGHT * 1.5)
 # A slashed 0's two holes sit diagonally, nearer than an 8's stacked ones (about 0.4 of
 # its height apart in every font tried) and apart sideways, as an upright 8's are not
 SLASH_RISE = 0.32  # of the glyph's height, at most
 SLASH_SHIFT = 0.06  # of its width, at least
-NUMBER_HEIGHTS = (TEXT_HEIGHT, TEXT_HEIGHT * 1.5)
 
 
 @dataclass(frozen=True)
@@ -522,19 +522,13 @@ class TesseractOcr:
             f = 2 * MIN_LINE_HEIGHT / h
             image = cv2.resize(image, (round(w * f), 2 * MIN_LINE_HEIGHT), interpolation=cv2.INTER_CUBIC)
         best: tuple[float, int] | None = None
-        for view in _number_views(image):
-            kept = text_ink(_off_border(view))
-            if kept is None:
-                continue
-            binary, th = kept
-            for height in NUMBER_HEIGHTS:
-                read = self._digits(binary, height / th)
-                if read is not None and (best is None or read[0] > best[0]):
-                    best = read
-                if best is not None and best[0] >= SURE_NUMBER:  # another reading costs another Tesseract run
+        kept = (k for k in (text_ink(_off_border(view)) for view in _number_views(image)) if k is not None)
+        for (binary, th), height in ((k, height) for k in kept for height in NUMBER_HEIGHTS):
+            read = self._digits(binary, height / th)
+            if read is not None and (best is None or read[0] > best[0]):
+                best = read
+                if best[0] >= SURE_NUMBER:  # another reading costs another Tesseract run
                     break
-            if best is not None and best[0] >= SURE_NUMBER:
-                break
         if best is None:
             # the grey crop as it is, to Tesseract's own adaptive threshold: bold digits
             # whose counters our threshold closes (a 0 becomes a blob) still read there
