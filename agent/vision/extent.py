@@ -81,6 +81,21 @@ _LINE_SHARE = 0.75
 # tests/unit/test_extent.py 1.0 or more where they decide a line; quarters of round
 # buttons centred on the lattice's corners (a row of them under a board) 0.5-0.6.
 _OBSTACLE_SHARP = 0.8
+# A line of one obstacle per cell (ice, stone, crates side by side over a whole outer
+# column) is no tile kind and its cells are blunt across their common edges, but it keeps
+# the lattice's rhythm along the line: moved a whole cell along it the view hardly
+# changes, moved half a cell it shows the seams between two obstacles. A bar, a frame,
+# a frosted or blurred surround, a textured backdrop change as much (or as little) for a
+# whole cell as for half. Measured on the edge_columns look-alikes (medians along a line,
+# as shares of the board's typical sharpness): obstacle lines half-cell change 0.20-0.69
+# and 2.6-56 times their whole-cell change; lines of background, panels and HUD beside
+# boards 0.6-1.3 times. A ribbed bar (a thin rib at every column boundary) keeps the
+# rhythm too, but its half-cell change is a thin line's; so do the rounded corners of an
+# empty board's outer slots seen from the cells beside it, which change by 0.5 Lab units
+# where obstacle lines change by 4-18.
+_RHYTHM = 2.0
+_RHYTHM_SHARP = 0.15
+_RHYTHM_LAB = 2.5
 _CROSS4 = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
 
@@ -282,8 +297,11 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
         smooth = rough < _SMOOTH * max(float(np.median(rough[board])), 1e-6)
         firm = board & ((sharp >= _SHARP) | (close & ~smooth))
         obstacles = _obstacle_cells(board, whole.desc, sharp, _CLOSE * whole.strict_limit)
+        scale = max(float(np.median(np.minimum(sx, sy).reshape(board.shape)[board])), 1e-6)
+        rhythm = _Rhythm(whole.desc.reshape(lat.rows, lat.cols, -1), sx.reshape(board.shape), sy.reshape(board.shape),
+                         scale)  # fmt: skip
     else:
-        obstacles, firm = np.zeros_like(board), board
+        obstacles, firm, rhythm = np.zeros_like(board), board, None
         sharp, smooth = np.zeros(board.shape), np.zeros_like(board)
 
     r0, r1, c0, c1 = _trim(board)
@@ -293,11 +311,11 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     r0, r1, c0, c1 = r0 + a0, r0 + a1, c0 + b0, c0 + b1
     if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
         return None
-    g0, g1, h0, h1 = _grow_lines((r0, r1, c0, c1), board | obstacles)
+    g0, g1, h0, h1 = _grow_lines((r0, r1, c0, c1), board | obstacles, rhythm)
     if (g0, g1, h0, h1) != (r0, r1, c0, c1):
         added = np.ones_like(board)
         added[r0:r1, c0:c1] = False
-        board = board | (obstacles & added)
+        board = board | ((obstacles | (rhythm.cells if rhythm is not None else False)) & added)
         r0, r1, c0, c1 = g0, g1, h0, h1
     # A cell that is smooth and blunt holds no object: as a loose twin of the board's
     # cells it is background (a hole over a scene out of focus next to the hole's
@@ -442,21 +460,53 @@ def _obstacle_cells(board: np.ndarray, desc: np.ndarray, sharp: np.ndarray, limi
     return ok.reshape(rows, cols)
 
 
-def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray) -> tuple[int, int, int, int]:
+class _Rhythm:
+    """Which lines beside the box are a row or column of obstacles by the lattice's
+    rhythm along them (see _RHYTHM); `cells` marks the cells of the lines joined.
+    `desc` are the whole cells' descriptors (rows, cols, n), `sx` and `sy` their
+    half-cell changes (see _shift_change), all in Lab units, `scale` the board's typical
+    sharpness in them."""
+
+    def __init__(self, desc: np.ndarray, sx: np.ndarray, sy: np.ndarray, scale: float) -> None:
+        self.desc, self.sx, self.sy, self.scale = desc, sx / scale, sy / scale, scale
+        self.cells = np.zeros(sx.shape, bool)
+
+    def joins(self, rows: slice | int, cols: slice | int) -> bool:
+        along = self.sx[rows, cols] if isinstance(rows, int) else self.sy[rows, cols]
+        d = self.desc[rows, cols]
+        if len(d) < GRID_MIN:
+            return False
+        step = np.sqrt(((d[1:] - d[:-1]) ** 2).mean(axis=1)) / self.scale
+        # each cell against its nearer neighbour along the line: a second kind mixed in
+        # (a stone among the ice) costs only its own cell
+        nearer = np.concatenate([step[:1], np.minimum(step[1:], step[:-1]), step[-1:]])
+        seams = float(np.median(along))
+        ok = seams >= _RHYTHM_SHARP and seams * self.scale >= _RHYTHM_LAB and \
+            float(np.median(along / np.maximum(nearer, 1e-6))) >= _RHYTHM
+        if ok:
+            self.cells[rows, cols] = True
+        return ok
+
+
+def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhythm | None = None) -> tuple[int, int, int, int]:
     """The box (r0, r1, c0, c1) grown by every line just outside it that is mostly
-    `cells`: an edge row of obstacles continues the board across its width, while a
-    stray twin or two beside the board does not make a line."""
+    `cells`, or a line of obstacles by its rhythm: an edge row of obstacles continues the
+    board across its width, while a stray twin or two beside the board does not make a line."""
     r0, r1, c0, c1 = box
     rows, cols = cells.shape
+
+    def joins(r: slice | int, c: slice | int) -> bool:
+        return bool(cells[r, c].mean() >= _LINE_SHARE) or (rhythm is not None and rhythm.joins(r, c))
+
     while True:
         grown = False
-        if r0 > 0 and cells[r0 - 1, c0:c1].mean() >= _LINE_SHARE:
+        if r0 > 0 and joins(r0 - 1, slice(c0, c1)):
             r0, grown = r0 - 1, True
-        if r1 < rows and cells[r1, c0:c1].mean() >= _LINE_SHARE:
+        if r1 < rows and joins(r1, slice(c0, c1)):
             r1, grown = r1 + 1, True
-        if c0 > 0 and cells[r0:r1, c0 - 1].mean() >= _LINE_SHARE:
+        if c0 > 0 and joins(slice(r0, r1), c0 - 1):
             c0, grown = c0 - 1, True
-        if c1 < cols and cells[r0:r1, c1].mean() >= _LINE_SHARE:
+        if c1 < cols and joins(slice(r0, r1), c1):
             c1, grown = c1 + 1, True
         if not grown:
             return r0, r1, c0, c1
