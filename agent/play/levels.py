@@ -39,7 +39,7 @@ class LevelRecord:
     retries: int = 0  # earlier attempts at this level number in this run
     ended_t: float | None = None
     ending: str = ""  # why the level is over, before its outcome is known
-    level_from: str = ""  # where its number was read: "card" (a card, intro or map: big words) or "header"
+    level_from: str = ""  # where its number came from: "card" (a card, intro or map: big words), "header", "neighbours"
 
     @property
     def open(self) -> bool:
@@ -233,12 +233,27 @@ class LevelTracker:
         return None, rec.ending
 
     def resolve(self) -> list[LevelRecord]:
-        """Levels whose outcome was unknown, told now by the number of the level that came
-        after them (higher: won; the same again: lost and retried)."""
+        """Levels whose outcome or number was unknown, told now by their neighbours: the
+        number of the level that came after (higher: won; the same again: lost and
+        retried), and a number never read taken from both sides (after level N was won
+        comes N; then N+1 means this one was won, N again that it was lost)."""
         out = []
         for i, rec in enumerate(self.records[:-1]):
             nxt = self.records[i + 1]
-            if rec.won is None and not rec.open and rec.level is not None and nxt.level is not None:
+            if rec.open:
+                continue
+            if rec.level is None and i > 0 and nxt.level is not None:
+                prev = self.records[i - 1]
+                if prev.level is not None and prev.won is not None:
+                    expected = prev.level + (1 if prev.won else 0)
+                    if nxt.level in (expected, expected + 1) and rec.won in (None, nxt.level == expected + 1):
+                        self._number(rec, expected, "neighbours")
+                        for later in self.records[i + 1:]:  # this attempt counts in their retries now
+                            if later.level == expected:
+                                self._number(later, expected, later.level_from)
+                        if rec.won is not None:
+                            out.append(rec)
+            if rec.won is None and rec.level is not None and nxt.level is not None:
                 rec.won = nxt.level > rec.level
                 rec.how = (f"the next level was {nxt.level}" if rec.won
                            else f"level {rec.level} came again")  # fmt: skip

@@ -171,13 +171,19 @@ class ScreenHandler:
         again = loop.read(frame)
         return again if again is not None else read
 
-    def _refind(self, frame: np.ndarray) -> bool:
+    def _refind(self, frame: np.ndarray, spanning: list[tuple[int, int, int, int]] | None = None) -> bool:
+        """A new board (another level's) adopted when one is on the screen. `spanning`:
+        boxes that must lie inside the new board (a dialog taken for one that is a hole of it)."""
         from agent.vision.relearn import refind_board
 
         loop = self.loop
         found = refind_board(frame, loop.profile, loop.screen.role_hints)
         if found is None or not found.changed:
             return False
+        if spanning:
+            x0, y0, x1, y1 = found.profile.board_bbox
+            if not all(x0 <= b[0] and y0 <= b[1] and b[2] <= x1 and b[3] <= y1 for b in spanning):
+                return False
         try:
             read = loop.screen.read(frame, found.profile)
         except ValueError:
@@ -224,6 +230,16 @@ class ScreenHandler:
         action = verdict.action
         if verdict.kind == "board" or (board_readable and action is None):
             return False
+        if verdict.kind == "covered" and not board_readable and not moving and loop.options.learn \
+                and not any(a.kind == "tap" for a in verdict.ranked):
+            # A "dialog" with nothing to tap over where the old board was may be a hole of
+            # the next level's board, whose tiles lie all around it: a new board that holds
+            # every such shape is taken (Back would only leave the level).
+            from agent.vision.screens import cover_boxes
+
+            if self._refind(frame, spanning=cover_boxes(frame, loop.profile)):
+                self._unrecognised_since = None
+                return True
         seen = _Seen.of(verdict, digest, frame)
         if not board_readable:
             # "The same screen" by what it shows (its kind and its buttons' words), not by its

@@ -494,19 +494,28 @@ def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhyt
     board across its width, while a stray twin or two beside the board does not make a line."""
     r0, r1, c0, c1 = box
     rows, cols = cells.shape
+    # A line of obstacles is the board's outer line on its side: past it lie the panel's
+    # margin and the backdrop, whose cells can look like twins of the board's once the
+    # obstacle line is in, so that side grows on only by rhythm (a second line of them).
+    edge = [False] * 4
 
-    def joins(r: slice | int, c: slice | int) -> bool:
-        return bool(cells[r, c].mean() >= _LINE_SHARE) or (rhythm is not None and rhythm.joins(r, c))
+    def joins(side: int, r: slice | int, c: slice | int) -> bool:
+        if not edge[side] and cells[r, c].mean() >= _LINE_SHARE:
+            return True
+        if rhythm is not None and rhythm.joins(r, c):
+            edge[side] = True
+            return True
+        return False
 
     while True:
         grown = False
-        if r0 > 0 and joins(r0 - 1, slice(c0, c1)):
+        if r0 > 0 and joins(0, r0 - 1, slice(c0, c1)):
             r0, grown = r0 - 1, True
-        if r1 < rows and joins(r1, slice(c0, c1)):
+        if r1 < rows and joins(1, r1, slice(c0, c1)):
             r1, grown = r1 + 1, True
-        if c0 > 0 and joins(slice(r0, r1), c0 - 1):
+        if c0 > 0 and joins(2, slice(r0, r1), c0 - 1):
             c0, grown = c0 - 1, True
-        if c1 < cols and joins(slice(r0, r1), c1):
+        if c1 < cols and joins(3, slice(r0, r1), c1):
             c1, grown = c1 + 1, True
         if not grown:
             return r0, r1, c0, c1

@@ -71,6 +71,39 @@ def test_without_a_card_the_next_level_number_tells_the_outcome():
     assert closed2.won is False and "came again" in closed2.how
 
 
+def test_a_level_whose_number_was_never_read_takes_it_from_its_neighbours():
+    tr = LevelTracker()
+    _played(tr, 0.0, 6, level=4)
+    first = tr.screen("won", 4, 1200, 1.0)  # level 4 won, its card read
+    assert first is not None and first.won is True
+    _played(tr, 2.0, 7)  # no number read on this level's header, intro or card
+    unread = tr.new_board(3.0)
+    assert unread is not None and unread.level is None and unread.won is None
+    _played(tr, 4.0, 2, level=6)  # the level after it reads 6: it was level 5, and won
+    tr.resolve()
+    assert (unread.level, unread.won) == (5, True) and unread.level_from == "neighbours"
+    assert [r.level for r in tr.records] == [4, 5, 6]
+
+    tr = LevelTracker()
+    _played(tr, 0.0, 6, level=4)
+    tr.screen("won", 4, 1200, 1.0)
+    _played(tr, 2.0, 7)
+    unread = tr.new_board(3.0)
+    _played(tr, 4.0, 2, level=5)  # 5 comes next: the unread one was 5, lost, and 5 is its retry
+    tr.resolve()
+    assert (unread.level, unread.won) == (5, False) and tr.records[-1].retries == 1
+    assert "came again" in unread.how
+
+    tr = LevelTracker()
+    _played(tr, 0.0, 6, level=4)
+    tr.screen("won", 4, 1200, 1.0)
+    _played(tr, 2.0, 7)
+    unread = tr.new_board(3.0)
+    _played(tr, 4.0, 2, level=9)  # neither 5 nor 6: nothing to tell it by
+    tr.resolve()
+    assert unread.level is None and unread.won is None
+
+
 def test_the_header_level_changing_under_the_agent_ends_the_level():
     tr = LevelTracker()
     _played(tr, 0.0, 5, level=6)

@@ -201,3 +201,53 @@ def test_the_same_screen_for_the_stuck_timeout_stops_though_its_background_moves
     assert isinstance(out, PlaySummary) and loop.stopped is not None
     assert loop.stopped[1] == "stuck"
     assert Counter(e for e, _ in loop.lines)["screen"] >= 1
+
+
+def test_a_new_levels_board_with_a_hole_where_tiles_were_is_found_not_backed_out_of():
+    """The next level's board lies elsewhere and has a 2x2 hole where the last board had
+    tiles: the hole looks like a wordless panel over the old board ("covered", nothing to
+    tap). Back would ask to quit the level; the new board, which holds the hole, is taken."""
+    from test_saga_family import clock, move, phone, settle, to_board, way_on
+
+    from agent.games.registry import get_game
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.scoring import iou
+
+    ph = phone(4, seed=1, levels=3)
+    to_board(ph)
+    settle(ph)
+    first = ph.level
+    profile = calibrate_frames([ph.screencap()], "match3").profile
+    while ph.level is first:  # level 1 played to its end, then on through whatever comes
+        for _ in range(40):
+            if ph.screen_kind == "board":
+                break
+            if any(not b.forbidden and b.action in ("ok", "close", "next", "close_ad", "play_level", "play")
+                   for b in ph.buttons):  # fmt: skip
+                way_on(ph)
+            else:
+                clock(ph).advance(1.0)  # an ad's countdown
+        settle(ph)
+        if ph.level is first:
+            move(ph)
+    assert any("." in row for row in ph.level.holes), "this world's next level has a hole"
+    frame = ph.screencap()
+    assert iou(profile.board_bbox, ph.board_bbox) < 0.9, "the next board lies elsewhere"
+    assert vision_screens.cover_boxes(frame, profile), "its hole lies over the old board like a panel"
+
+    adopted: list[GameProfile] = []
+
+    class Playing(Loop):
+        def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
+            adopted.append(profile)
+
+        def unverified(self, reason: str) -> None:
+            pass
+
+    c = ManualClock()
+    loop = Playing(Phone(c, {}), c, profile, options=Options(learn=True), screen=get_game("match3").screen)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    assert h.handle(frame, None) is True
+    assert loop.device.backs == 0 and loop.device.taps == []
+    assert [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
+    assert iou(adopted[0].board_bbox, ph.board_bbox) >= 0.9
