@@ -170,6 +170,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self._ending_since: float | None = None  # the level is over, and its next screen has not come
         self._last_moving_text: str | None = None  # the board as read while it did not look at rest
         self._same_reads = 0  # reads of that board in a row
+        self._read_late = False  # the pending move's board was read once past the settle time
         self._progress_at: float | None = None  # the last move made (or the run's start)
         self.profile_changed = False  # a board found again or a look learned: the profile to save
         self._read_ms = 0.0  # what the last read cost, counted in the decision time
@@ -576,14 +577,23 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 self._ignored = 0
             if self.pending is not None and not self.player.at_rest(self.pending.before, read.board):
                 self._same_reads = self._same_reads + 1 if read.text == self._last_moving_text else 0
-                if now - self.pending.at > self.timeouts.settle_s and opt.level_life and self._same_reads >= 1:
+                late = now - self.pending.at > self.timeouts.settle_s
+                if late and opt.level_life and self._same_reads >= 1:
                     # The same board read twice in a row once the settle time is over (whatever
                     # moves around it), and still "mid-move" by the rules (three of a look in a row that the
                     # game does not clear: an obstacle read as a look): it is at rest as it is.
                     self._same_reads = 0
                     self.unverified("the board rests as read, though the rules say it is mid-move "
                                     "(a look that does not match, such as an obstacle)")  # fmt: skip
-                elif now - self.pending.at > self.timeouts.settle_s:
+                elif late and opt.level_life and not self._read_late:
+                    # The board's pixels moved until now (a slow phone, an effect over it): its
+                    # first read past the settle time is no proof that it never rests; one more.
+                    self._read_late = True
+                    self._last_moving_text = read.text
+                    self._log("moving", board=read.text)
+                    self._pause()
+                    continue
+                elif late:
                     return self._stop(
                         f"the board did not come to rest within {self.timeouts.settle_s:.0f} s of move "
                         f"{self.pending.index}", "not_at_rest",
@@ -659,6 +669,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 )  # fmt: skip
                 self.pending = _Pending(read.board, decision, s.moves, swiped_at, False,
                                         frozenset(read.unknown_cells))  # fmt: skip
+                self._read_late = False
             self.guards.progress()
             changed = self._wait_for_change(rest.frame, rest.moving)
             self.pending = replace(self.pending, changed=changed)

@@ -158,3 +158,57 @@ def test_animation_timing_is_untouched_by_the_slow_wrapper():
     assert clock.now() - t0 == pytest.approx(0.25)
     with pytest.raises(ValueError):
         SlowCapture(phone, clock, -1)
+
+
+class StillWithALine:
+    """After the first swipe the board's pixels move for `moving_s` (an effect over it, a
+    slow phone catching up), then rest for good with three like tiles in a row that the
+    game never clears (an obstacle the reader takes for a tile's look)."""
+
+    def __init__(self, phone: SimPhone, moving_s: float) -> None:
+        self.phone, self.moving_s = phone, moving_s
+        self.serial, self.model = phone.serial, phone.model
+        self.swiped_at: float | None = None
+        self.frozen: np.ndarray | None = None
+
+    def screen_size(self):
+        return self.phone.screen_size()
+
+    def screencap(self):
+        if self.swiped_at is None:
+            return self.phone.screencap()
+        if self.phone.clock.now() - self.swiped_at < self.moving_s:
+            frame = self.phone.screencap().copy()
+            x0, y0, x1, y1 = self.phone.layout.board_bbox
+            frame[y0:y1, x0:x1] = np.roll(frame[y0:y1, x0:x1], int(self.phone.clock.now() * 50) % 40 + 5, axis=1)
+            return frame
+        if self.frozen is None:
+            frame = self.phone.screencap().copy()
+            x0, y0, x1, _ = self.phone.layout.board_bbox
+            pitch = (x1 - x0) // self.phone.config.cols
+            tile = frame[y0:y0 + pitch, x0:x0 + pitch].copy()
+            for c in (1, 2):
+                frame[y0:y0 + pitch, x0 + c * pitch:x0 + (c + 1) * pitch] = tile
+            self.frozen = frame
+        return self.frozen
+
+    def tap(self, x, y):
+        pass
+
+    def swipe(self, x1, y1, x2, y2, duration_ms=200):
+        if self.swiped_at is None:
+            self.phone.swipe(x1, y1, x2, y2, duration_ms)
+            self.swiped_at = self.phone.clock.now()
+
+
+def test_a_board_that_moved_past_the_settle_time_then_rests_as_read_is_read_twice_before_any_stop():
+    """A game of levels: the board moved (by its pixels) until after the settle time, then
+    reads the same at rest though the rules see a line in it. One read is no proof that it
+    never rests: it is read again, and the same board twice is at rest as read."""
+    phone = SimPhone(Match3Config(variant="classic", move_budget=100), seed=4, clock=ManualClock())
+    device = StillWithALine(phone, moving_s=sim_game_profile(phone).settle.timeout_s + 0.5)
+    loop = loop_for(phone, device, moves=3, level_life=True, handle_screens=False)
+    summary = loop.run()
+    assert device.frozen is not None  # the board came to rest with its line
+    assert summary.stop_kind != "not_at_rest", summary.stop_reason
+    assert summary.checks.get("unverified", 0) >= 1
