@@ -4,9 +4,10 @@ helpers, and the one error printer."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import typer
 from rich.console import Console
@@ -18,18 +19,24 @@ from agent.errors import AgentError, UsageError
 # literal (a `[/x]` would crash the printer, a `[device]` would vanish).
 # Rich takes COLUMNS as it is: 0 prints nothing at all, 1 a letter per line.
 _MIN_WIDTH = 40
+# Output to a file or a pipe (a log, CI, `| less`) has no terminal to fit: Rich's 80
+# columns squeeze a bench's table into a column of wrapped fragments there.
+_PIPED_WIDTH = 160
 
 
-def _width() -> int | None:
+def _width(stream: TextIO) -> int | None:
     try:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
-        return None
+        try:
+            return None if stream.isatty() else _PIPED_WIDTH
+        except (AttributeError, ValueError):  # a closed or replaced stream
+            return None
     return max(columns, _MIN_WIDTH)
 
 
-console = Console(markup=False, width=_width())
-err_console = Console(stderr=True, soft_wrap=True, markup=False, width=_width())
+console = Console(markup=False, width=_width(sys.stdout))
+err_console = Console(stderr=True, soft_wrap=True, markup=False, width=_width(sys.stderr))
 
 DEFAULT_PROFILES = Path(os.environ.get("PUZZLE_AGENT_PROFILES", "device_profiles"))
 DEFAULT_RUNS = Path("runs")

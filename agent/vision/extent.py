@@ -94,6 +94,13 @@ _OBSTACLE_SHARP = 0.8
 # empty board's outer slots seen from the cells beside it, which change by 0.5 Lab units
 # where obstacle lines change by 4-18.
 _RHYTHM = 2.0
+# A line beside the box whose cells pass as loose twins of the board's (a dark panel's
+# margin over a textured backdrop) still joins it only when it is a line of the grid:
+# sharp on the lattice, or rhythmic along it (a row of like empty slots repeats exactly).
+# Measured on the crates look-alikes (medians along a line, as shares of the board's
+# typical sharpness): such margins 0.06-0.10, the board's own outer lines 0.9 or more;
+# Color Lines' empty cells 0.15 (see _SHARP); a ring of cells just outside a board up to 0.30.
+_LINE_SHARP = 0.12
 _RHYTHM_SHARP = 0.15
 _RHYTHM_LAB = 2.5
 _CROSS4 = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
@@ -471,18 +478,33 @@ class _Rhythm:
         self.desc, self.sx, self.sy, self.scale = desc, sx / scale, sy / scale, scale
         self.cells = np.zeros(sx.shape, bool)
 
-    def joins(self, rows: slice | int, cols: slice | int) -> bool:
+    def measure(self, rows: slice | int, cols: slice | int) -> tuple[float, float, float] | None:
+        """A line's median half-cell change along it (a share of the board's typical
+        sharpness), its median ratio to the change to the nearer neighbour cell, and its
+        median sharpness (the smaller half-cell change of each cell); None when too short."""
         along = self.sx[rows, cols] if isinstance(rows, int) else self.sy[rows, cols]
         d = self.desc[rows, cols]
         if len(d) < GRID_MIN:
-            return False
+            return None
         step = np.sqrt(((d[1:] - d[:-1]) ** 2).mean(axis=1)) / self.scale
         # each cell against its nearer neighbour along the line: a second kind mixed in
         # (a stone among the ice) costs only its own cell
         nearer = np.concatenate([step[:1], np.minimum(step[1:], step[:-1]), step[-1:]])
-        seams = float(np.median(along))
-        ok = seams >= _RHYTHM_SHARP and seams * self.scale >= _RHYTHM_LAB and \
-            float(np.median(along / np.maximum(nearer, 1e-6))) >= _RHYTHM
+        sharp = np.minimum(self.sx[rows, cols], self.sy[rows, cols])
+        return float(np.median(along)), float(np.median(along / np.maximum(nearer, 1e-6))), float(np.median(sharp))
+
+    def blunt(self, rows: slice | int, cols: slice | int) -> bool:
+        """A line of loose twins that is no line of the grid: blunt across (see
+        _LINE_SHARP) and without the lattice's rhythm along it."""
+        m = self.measure(rows, cols)
+        return m is not None and m[2] < _LINE_SHARP and m[1] < _RHYTHM
+
+    def joins(self, rows: slice | int, cols: slice | int) -> bool:
+        m = self.measure(rows, cols)
+        if m is None:
+            return False
+        seams, ratio, _ = m
+        ok = seams >= _RHYTHM_SHARP and seams * self.scale >= _RHYTHM_LAB and ratio >= _RHYTHM
         if ok:
             self.cells[rows, cols] = True
         return ok
@@ -500,7 +522,7 @@ def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhyt
     edge = [False] * 4
 
     def joins(side: int, r: slice | int, c: slice | int) -> bool:
-        if not edge[side] and cells[r, c].mean() >= _LINE_SHARE:
+        if not edge[side] and cells[r, c].mean() >= _LINE_SHARE and (rhythm is None or not rhythm.blunt(r, c)):
             return True
         if rhythm is not None and rhythm.joins(r, c):
             edge[side] = True

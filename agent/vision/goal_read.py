@@ -328,9 +328,11 @@ def icon_boxes(frame: np.ndarray, near: Box, text_h: int, words: Sequence[Word],
             inside[part] = 1
             masks.append(np.minimum(ink, inside))
     lo, hi = ICON_SIDE[0] * text_h, ICON_SIDE[1] * text_h
+    # the screen around the badge, as the window's rim shows it
+    beyond = np.median(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]), axis=0)
     found: list[tuple[float, Box]] = []
     for mask in masks:
-        n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         for i in range(1, n):
             x, y, cw, ch, area = (int(v) for v in stats[i])
             side = max(cw, ch)
@@ -338,6 +340,11 @@ def icon_boxes(frame: np.ndarray, near: Box, text_h: int, words: Sequence[Word],
                 continue
             # what runs to the window's edge is the face's outline or the screen beyond it
             if x == 0 or y == 0 or x + cw >= mask.shape[1] or y + ch >= mask.shape[0]:
+                continue
+            if np.linalg.norm(np.median(lab[labels == i], axis=0) - beyond) < INK_DELTA:
+                # of the screen beyond the badge: a strip of sky beside its edge cut out by
+                # the badge's rows or columns, a patch of a textured backdrop that the face's
+                # colour broke off the rest; no piece, however like one it looks
                 continue
             box = (int(wx0 + x), int(wy0 + y), int(wx0 + x + cw), int(wy0 + y + ch))
             if any(b == box for _, b in found):

@@ -76,3 +76,22 @@ def test_a_signal_wrapped_by_a_class_body_being_imported_is_still_a_clean_stop(m
     monkeypatch.setattr(cli, "app", bug)
     with pytest.raises(RuntimeError, match="a bug"):
         cli._run(signals.StopState(received=[signal_mod.SIGHUP]))
+
+
+def test_output_to_a_pipe_is_not_squeezed_into_80_columns(monkeypatch):
+    """A bench's table piped to a log kept Rich's 80 columns and wrapped into fragments."""
+    import io
+
+    from agent.cli.app import _MIN_WIDTH, _PIPED_WIDTH, _width
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert _width(io.StringIO()) == _PIPED_WIDTH > 80
+    assert _width(Terminal()) is None  # a terminal: Rich asks it
+    monkeypatch.setenv("COLUMNS", "100")
+    assert _width(io.StringIO()) == 100  # the user's word stands
+    monkeypatch.setenv("COLUMNS", "3")
+    assert _width(io.StringIO()) == _MIN_WIDTH

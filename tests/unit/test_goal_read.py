@@ -351,3 +351,31 @@ def test_the_saga_familys_goals_are_read_off_its_cards_and_headers(ocr, world):
         assert (goal.target if goal.target is not None else goal.left) == truth.count
     if truth.kind == "collect":
         assert goal.colour is not None and colour_of[goal.colour] == chr(ord("A") + truth.colour)
+
+
+@needs_tesseract
+def test_a_target_on_a_badge_over_a_textured_sky_is_a_score_goal(ocr):
+    """World 0's "TARGET 3200" badge stands on a mottled blue sky, and the board has blue
+    tiles: patches of the sky beside the badge (a strip cut off by its rows, islands the
+    badge's colour broke off the texture) are no goal piece, so the goal is the score."""
+    from agent.games.match3.saga.looks import TileArt
+
+    if TileArt.load(None).source != "real shots":
+        pytest.skip("the family's tiles are cut from ../shared/realshots, which is absent here (drawn tiles instead)")
+    from test_saga_family import phone, settle, to_board
+
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.header import header_reading
+    from agent.vision.screen_facts import with_screen_facts
+
+    ph = phone(0, seed=0, levels=2)
+    to_board(ph)
+    settle(ph)
+    frame = ph.screencap()
+    truth = ph.true_goal()
+    assert truth.kind == "score" and ph.level.target > 0
+    profile = with_screen_facts(calibrate_frames([frame], "match3").profile, frame, ph.package)
+    read = header_reading(profile, ocr)
+    assert read is not None
+    goal = read(frame).goal
+    assert goal is not None and goal.kind == "score" and goal.target == ph.level.target, goal
