@@ -86,6 +86,10 @@ class PlayOptions:
     no_progress_s: float = 300.0
 
 
+# A counter read 0 once after a move is looked at again this many times before the
+# next move (its second reading of 0 ends the level; a misread gives way to the number).
+ZERO_LOOKS = 3
+
 # Swipes are made slower, up to this, for a game that ignores fast ones.
 SLOWEST_SWIPE_MS = 480
 
@@ -171,6 +175,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self._last_moving_text: str | None = None  # the board as read while it did not look at rest
         self._same_reads = 0  # reads of that board in a row
         self._read_late = False  # the pending move's board was read once past the settle time
+        self._zero_looks = 0  # looks again at a counter read 0 once, since the last move
         self._progress_at: float | None = None  # the last move made (or the run's start)
         self.profile_changed = False  # a board found again or a look learned: the profile to save
         self._read_ms = 0.0  # what the last read cost, counted in the decision time
@@ -554,6 +559,13 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     if cur is not None:
                         cur.ending = ""
                     self._ending_since = None
+                elif self.levels.zero_doubted(status) and self._zero_looks < ZERO_LOOKS \
+                        and self.levels.current is not None and self.levels.current.moves > 0:
+                    # The counter read 0 once after a move: the level may be over, and a move
+                    # now would be one the game ignores; it is read again first.
+                    self._zero_looks += 1
+                    self._pause()
+                    continue
             unplayable_since = None
             if opt.handle_screens and (read.unknown_cells or self._ignored):
                 # Unknown cells, or a swipe the game ignored, can be a dialog over the board:
@@ -670,6 +682,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 self.pending = _Pending(read.board, decision, s.moves, swiped_at, False,
                                         frozenset(read.unknown_cells))  # fmt: skip
                 self._read_late = False
+                self._zero_looks = 0
             self.guards.progress()
             changed = self._wait_for_change(rest.frame, rest.moving)
             self.pending = replace(self.pending, changed=changed)

@@ -140,7 +140,9 @@ def header_status(profile: GameProfile) -> StatusReader | None:
         # The same Status object stands for one reading until the next (agent.play.levels
         # counts readings, not frames).
         nonlocal calls, last
-        if calls % HEADER_EVERY == 0:
+        # a counter read at 0 is read again on the next frame: once is no proof of the
+        # level's end, and a move made while the proof waits would be one the game ignores
+        if calls % HEADER_EVERY == 0 or (last is not None and last.moves_left == 0):
             r = reader(frame)
             last = None if r.moves is None and r.score is None and r.level is None and r.goal is None else Status(
                 moves_left=r.moves, score=r.score, level=r.level, goal=r.goal)  # fmt: skip

@@ -212,3 +212,47 @@ def test_a_board_that_moved_past_the_settle_time_then_rests_as_read_is_read_twic
     assert device.frozen is not None  # the board came to rest with its line
     assert summary.stop_kind != "not_at_rest", summary.stop_reason
     assert summary.checks.get("unverified", 0) >= 1
+
+
+def test_a_counter_read_0_once_after_a_move_is_read_again_before_the_next_swipe():
+    """A game of levels: the header's counter reads 0 once after a move (the level's end,
+    or an OCR slip). A swipe then would be one the game ignores if the level is over; the
+    agent reads the header again first, and plays on when the number comes back."""
+    from agent.games.base import Status
+
+    phone = SimPhone(Match3Config(variant="classic", move_budget=100), seed=4, clock=ManualClock())
+    events: list[str] = []
+    real = Match3Sim().status_reader(phone)
+    assert real is not None
+
+    class Recording:
+        serial, model = phone.serial, phone.model
+
+        def screen_size(self):
+            return phone.screen_size()
+
+        def screencap(self):
+            return phone.screencap()
+
+        def tap(self, x, y):
+            phone.tap(x, y)
+
+        def swipe(self, x1, y1, x2, y2, duration_ms=200):
+            events.append("swipe")
+            phone.swipe(x1, y1, x2, y2, duration_ms)
+
+    def reader(frame):
+        status = real(frame)
+        if events.count("swipe") == 2 and not phone.animating and "zero" not in events:
+            events.append("zero")  # the slip: one reading of 0 after the second move
+            return Status(moves_left=0, score=None if status is None else status.score)
+        events.append("read")
+        return status
+
+    loop = PlayLoop(Recording(), GAME, sim_game_profile(phone), Match3Player(phone.config, GreedySolver()),
+                    phone.clock, options=PlayOptions(moves=4, level_life=True, handle_screens=False),
+                    status_reader=reader)  # fmt: skip
+    summary = loop.run()
+    assert summary.moves == 4, summary.stop_reason
+    after = events[events.index("zero") + 1:]
+    assert after and after[0] == "read", events  # the header read again before any swipe
