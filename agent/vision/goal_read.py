@@ -300,11 +300,10 @@ def icon_boxes(frame: np.ndarray, near: Box, text_h: int, words: Sequence[Word],
     cx, cy = (near[0] + near[2]) / 2, (near[1] + near[3]) / 2
     holders = [r for r in flat_regions(frame) if r.contains(cx, cy) and r.area < 0.5 * W * H]
     holder = min(holders, key=lambda r: r.area) if holders else None
-    if holder is not None:
-        face = np.array(holder.colour, np.float32)
-    else:
-        ring = np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])
-        face = np.median(ring, axis=0)
+    # the screen around the badge, as the window's rim shows it (the face, when no flat
+    # region holds the number)
+    beyond = np.median(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]), axis=0)
+    face = np.array(holder.colour, np.float32) if holder is not None else beyond
     ink = (np.linalg.norm(lab - face, axis=2) > INK_DELTA).astype(np.uint8)
     pad = max(1, text_h // 6)
     for wd in words:
@@ -328,8 +327,6 @@ def icon_boxes(frame: np.ndarray, near: Box, text_h: int, words: Sequence[Word],
             inside[part] = 1
             masks.append(np.minimum(ink, inside))
     lo, hi = ICON_SIDE[0] * text_h, ICON_SIDE[1] * text_h
-    # the screen around the badge, as the window's rim shows it
-    beyond = np.median(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]), axis=0)
     found: list[tuple[float, Box]] = []
     for mask in masks:
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
