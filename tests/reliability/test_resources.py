@@ -62,7 +62,7 @@ def free_port() -> int:
 
 def conn_threads(server: AdbdServer) -> int:
     """The server's connection threads now alive."""
-    return sum(t.name == f"adbd-{server.port}-conn" for t in threading.enumerate())
+    return server.connection_threads()
 
 
 def os_threads() -> int:

@@ -174,16 +174,21 @@ def test_play_loop_plays_the_phone_through_screenshots(tmp_path):
     profile = sim_game_profile(p)
     with Journal(tmp_path / "run.jsonl") as journal:
         summary = _loop(p, profile, PlayOptions(moves=25), journal).run()
-    assert summary.moves == 25 and p.game.turns == 25
-    assert set(summary.checks) <= {"as_predicted"} and sum(summary.checks.values()) == 25
+    # The search player thinks against the wall clock, so a loaded machine plays another game,
+    # and a tap may land in the last milliseconds of an animation whose frames already show
+    # the final board: the phone refuses it, the loop must see that and play again.
+    refused = summary.checks["not_applied"]
+    assert summary.moves == 25 and p.game.turns == 25 - refused and refused <= 2
+    assert set(summary.checks) <= {"as_predicted", "not_applied"} and sum(summary.checks.values()) == 25
+    assert sum(1 for g in p.gestures if g.effect is None) >= refused
     # every move was checked (the 25th on the board the loop read before stopping)
     assert summary.counts["balls_removed"] == sum(o.removed_by_move for o in p.outcomes)
     assert summary.stop_reason.startswith("move limit") and summary.stop_kind == "limit"
     lines = read_journal(tmp_path / "run.jsonl")
     assert {ln["type"] for ln in lines} <= {"decision", "check", "unreadable", "stop"} and lines[-1]["type"] == "stop"
     checks = [ln for ln in lines if ln["type"] == "check"]
-    assert len(checks) == 25 and all(ln["verdict"] == "as_predicted" for ln in checks)
-    assert {ln["detail"] for ln in checks} <= {"moved", "cleared"}  # the detail says which
+    assert len(checks) == 25 and sum(ln["verdict"] == "as_predicted" for ln in checks) == 25 - refused
+    assert {ln["detail"] for ln in checks} <= {"moved", "cleared", "nothing happened"}  # the detail says which
     decisions = [ln for ln in lines if ln["type"] == "decision"]
     assert [d["gestures"][1][0] for d in decisions] == ["pause"] * 25  # tap the ball, a beat, tap the cell
 

@@ -30,6 +30,12 @@ class LinesTiming:
     spawn_ms: float = 180.0
 
 
+# An animation ends at a time summed from float steps, and the clock that reaches it is
+# summed from others: within this of the end, the phone draws and takes input as settled,
+# so that a frame that shows the final board is never one that refuses a tap.
+_EDGE_S = 1e-6
+
+
 @dataclass(frozen=True)
 class _Phase:
     start: float
@@ -81,13 +87,13 @@ class LinesSimPhone(SimDevice):
 
     @property
     def animating(self) -> bool:
-        return self._clock.now() < self._settles_at
+        return self._clock.now() < self._settles_at - _EDGE_S
 
     # -- taps ----------------------------------------------------------------------
     def on_tap(self, x: int, y: int) -> TapEffect | None:
         now = self._clock.now()
         cell = self.layout.cell_at(x, y)
-        if cell is None or now < self._settles_at or self.game.over:
+        if cell is None or now < self._settles_at - _EDGE_S or self.game.over:
             return None
         if self.game.board[cell] != EMPTY:
             self.selected = cell
@@ -139,7 +145,7 @@ class LinesSimPhone(SimDevice):
     def frame_at(self, t: float) -> np.ndarray:
         preview = self.game.next_balls if self.config.preview else ()
         for ph in self._phases:
-            if ph.start <= t < ph.end:
+            if ph.start <= t < ph.end - _EDGE_S:
                 return self._draw_phase(ph, (t - ph.start) / max(1e-9, ph.end - ph.start), preview)
         return render(self.layout, board_balls(self.game.board), self.game.score, preview, self.selected,
                       self.game.over)

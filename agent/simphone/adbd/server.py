@@ -103,6 +103,7 @@ class AdbdServer:
         self._on_event = on_event
         self._listener: socket.socket | None = None
         self._transports: set[Transport] = set()
+        self._threads: list[threading.Thread] = []  # one reader per connection
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._accept_thread: threading.Thread | None = None
@@ -184,6 +185,12 @@ class AdbdServer:
         with self._lock:
             self.commands += 1
 
+    def connection_threads(self) -> int:
+        """This server's connection threads still alive (a name may be shared with a server
+        that had the same port before)."""
+        with self._lock:
+            return sum(t.is_alive() for t in self._threads)
+
     def forget(self, transport: Transport) -> None:
         with self._lock:
             self._transports.discard(transport)
@@ -230,7 +237,10 @@ class AdbdServer:
                 transport = Transport(sock, self)
                 with self._lock:
                     self._transports.add(transport)
-                threading.Thread(target=transport.run, name=f"adbd-{self._port}-conn", daemon=True).start()
+                thread = threading.Thread(target=transport.run, name=f"adbd-{self._port}-conn", daemon=True)
+                with self._lock:
+                    self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+                thread.start()
         finally:
             listener.close()
 
