@@ -235,10 +235,9 @@ class AdbdServer:
                 # Headers are small writes between big ones: never let Nagle hold them back.
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 transport = Transport(sock, self)
-                with self._lock:
-                    self._transports.add(transport)
                 thread = threading.Thread(target=transport.run, name=f"adbd-{self._port}-conn", daemon=True)
                 with self._lock:
+                    self._transports.add(transport)
                     self._threads = [t for t in self._threads if t.is_alive()] + [thread]
                 thread.start()
         finally:
