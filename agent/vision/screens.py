@@ -260,12 +260,13 @@ class Button:
     box: tuple[int, int, int, int]
     shape: Region | None  # the flat shape the words are on, if any
     all_text: str = ""  # every word on it, however unsure
+    sure: bool = True  # at least one of its words was read with confidence
 
 
 def _button(words: list[Word], box: tuple[int, int, int, int], shape: Region | None) -> Button:
     ws = sorted(words, key=lambda w: w.box[0])
-    sure = [w.text for w in ws if w.conf >= SURE] or [w.text for w in ws]
-    return Button(" ".join(sure), box, shape, " ".join(w.text for w in ws))
+    sure = [w.text for w in ws if w.conf >= SURE]
+    return Button(" ".join(sure or [w.text for w in ws]), box, shape, " ".join(w.text for w in ws), bool(sure))
 
 
 def _union(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
@@ -699,16 +700,21 @@ def classify_screen(
     # an ad: a countdown in a corner, or an install button outside any dialog
     corners = _corner_spots(w, h)
     count: int | None = None
+    count_box: BBox | None = None  # where a lone number read as the countdown lies
     installs = [b for b in groups if W.is_install(b.all_text)]
     for b in groups:
         n = W.countdown(b.all_text)
-        if n is not None and any(_inside(_centre(b.box), c) for c in corners) and n <= 60 and (
-                W.explicit_countdown(b.all_text) or (panel is None and installs)):
-            # (a lone number in a corner is a countdown only beside an ad's install button;
-            # elsewhere it is the game's header)
-            count = n
+        if n is None or not any(_inside(_centre(b.box), c) for c in corners) or n > 60:
+            continue
+        if W.explicit_countdown(b.all_text):
+            count, count_box = n, None
+        elif panel is None and installs and b.sure and not _at_edge(b.box, w, h) and count is None:
+            # (a lone number in a corner is a countdown only beside an ad's install button,
+            # elsewhere it is the game's header; and only when read surely, clear of the
+            # screen's edge: a busy picture's speck cut by the edge reads as a digit too)
+            count, count_box = n, b.box
     if count is not None or (installs and (panel is None or not any(_inside(_centre(b.box), panel) for b in installs))):
-        return _ad(frame, seen, cands, corners, count, words, refused, ocr)
+        return _ad(frame, seen, cands, corners, count, words, refused, ocr, count_box)
 
     # the level map: level numbers on badges along a path, one prominent
     nodes = [(b, sb) for b, sb in zip(groups, seen)
@@ -798,9 +804,16 @@ def _reread(frame: np.ndarray, box: BBox, ocr: Ocr) -> str:
     return " ".join(wd.text for wd in sorted(found, key=lambda wd: wd.box[0]))
 
 
+def _at_edge(box: BBox, w: int, h: int) -> bool:
+    """Whether the box touches the frame's edge (cut by it)."""
+    return box[0] <= 1 or box[1] <= 1 or box[2] >= w - 1 or box[3] >= h - 1
+
+
 def _ad(frame: np.ndarray, seen: list[SeenButton], cands: list[_Cand], corners: list[BBox], count: int | None,
-        words: list[Word], refused: tuple[str, ...], ocr: Ocr) -> ScreenVerdict:  # fmt: skip
-    """An interstitial ad: its close control (in a corner) once shown, else wait for it."""
+        words: list[Word], refused: tuple[str, ...], ocr: Ocr, count_box: BBox | None = None) -> ScreenVerdict:  # fmt: skip
+    """An interstitial ad: its close control (in a corner) once shown, else wait for it.
+    A lone number taken for the countdown (`count_box`) that lies on a close glyph is the
+    glyph read as a digit (an X reads as a 4 or a 7): the close is there, not a countdown."""
     what = "an ad"
     out: list[SeenButton] = []
     closes: list[_Cand] = []
@@ -826,6 +839,8 @@ def _ad(frame: np.ndarray, seen: list[SeenButton], cands: list[_Cand], corners: 
         sb = SeenButton("X" if glyph == "x" else ">", gbox, "safe", f"the ad's close {glyph} glyph in a corner")
         out.append(sb)
         closes.append(_Cand(sb, "close", _centre(gbox), False, False))
+        if count_box is not None and _inside(_centre(count_box), _grow(gbox, 0.25)):
+            count = None
     common = dict(words=tuple(words), refused=refused + tuple(b.text for b in out if b.verdict == "forbidden"
                                                               and b.text not in refused),
                   buttons=tuple(out), panel=None, countdown=count)  # fmt: skip

@@ -210,3 +210,21 @@ def test_ranked_always_starts_with_the_action():
     tap = Action("tap", (10, 20), "OK", "safe word 'ok'")
     assert ScreenVerdict("card", tap, "r", ranked=(back, tap)).ranked == (tap, back)
     assert ScreenVerdict("unknown", None, "r").ranked == ()
+
+
+@needs_tesseract
+@pytest.mark.parametrize("seed", range(3))
+def test_an_ad_over_a_busy_picture_is_closed_once_its_x_shows(ocr, seed):
+    """A busy ad picture reads as specks of digits (one cut by the screen's edge, or the X
+    itself read as a 4): none of them is a countdown to wait on once the close X shows."""
+    from agent.games.match3.saga import screens as S
+
+    w, h = ((1080, 2400), (720, 1280), (1080, 1920))[seed % 3]
+    img, _, close = S.ad_screen(w, h, np.random.default_rng(seed))
+    frame = img.copy()
+    S.button(frame, close)
+    v = _classify(frame, ocr)
+    assert v.kind == "ad" and v.action is not None and v.action.kind == "tap", (v.reason, v.buttons)
+    assert close.hit(*v.action.point), (v.action, close.box)
+    v = _classify(img, ocr)  # before the close shows: waited on, never tapped
+    assert v.kind == "ad" and v.action is not None and v.action.kind == "wait", v.reason
