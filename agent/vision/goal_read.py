@@ -313,7 +313,11 @@ def icon_boxes(frame: np.ndarray, near: Box, text_h: int, words: Sequence[Word],
         ink[max(0, by0 - pad - wy0) : max(0, by1 + pad - wy0), max(0, bx0 - pad - wx0) : max(0, bx1 + pad - wx0)] = 0
     k = max(1, text_h // 8)
     ink = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
-    masks = [ink]
+    # a piece that fills its badge's height touches the badge's rim and shadow, thin lines
+    # that join it to the badge's outline when no flat region was found for the badge
+    # (its face the colour of the screen around it): opened, the thin lines go
+    o = max(3, text_h // 5)
+    masks = [ink, cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (o, o)))]
     if holder is not None:
         # a piece as tall as its badge touches the badge's edge, and so the screen around
         # it: looked for inside the badge too (off its rim, where its round corners are),

@@ -180,13 +180,22 @@ def _unglued(words: list[Word]) -> list[Word]:
     narrow space) cut in two, each with its share of the box by characters."""
     out: list[Word] = []
     for wd in words:
-        m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*)([0-9][0-9,.]*)", wd.text.strip())
+        text = wd.text.strip()
+        m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*)([0-9][0-9,.]*)", text)
         if m is None or _letters(m.group(1)) not in ALL_LABELS:
-            out.append(wd)
-            continue
+            # the label's letters, then a number whose first glyph Tesseract took for a
+            # letter: a (slashed) 0 read as O, Q, @ or Ø ("PointsO", "Points@"), or the
+            # gap read as an i or l ("Stagei1")
+            m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*?)([il|:]?)([0-9OQ@Øø][0-9OQ@Øø,.]*)", text)
+            if m is None or _letters(m.group(1)) not in ALL_LABELS or not (
+                    any(ch.isdigit() for ch in m.group(3)) or len(m.group(3)) == 1):
+                out.append(wd)
+                continue
         x0, y0, x1, y1 = wd.box
-        cut = x0 + round((x1 - x0) * len(m.group(1)) / len(m.group(0)))
-        out += [Word(m.group(1), (x0, y0, cut, y1), wd.conf), Word(m.group(2), (cut, y0, x1, y1), wd.conf)]
+        label, number = m.group(1), m.groups()[-1]
+        cut = x0 + round((x1 - x0) * len(label) / len(text))
+        digits = re.sub(r"[OQ@Øø]", "0", number)
+        out += [Word(label, (x0, y0, cut, y1), wd.conf), Word(digits, (cut, y0, x1, y1), wd.conf)]
     return out
 
 
@@ -264,13 +273,17 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
     goal's icon is matched to the profile's classes when one is given; without one, a
     compact picture beside a count that no label claims is taken for it."""
     h, w = frame.shape[:2]
-    words = _unglued(ocr.words(frame))
+    words = _unglued(header_words(frame, ocr, profile))
     regions = flat_regions(frame)
     numbers = [wd for wd in words if _number_word(wd.text)]
     out: dict[str, Frac] = {}
     used: list[Word] = []
+    heights = sorted(wd.box[3] - wd.box[1] for wd in words if wd.conf >= 0.6) or [h]
+    tall = 2.5 * heights[len(heights) // 2]
     for name, labels in LABELS.items():
-        found = [wd for wd in words if _letters(wd.text) in labels]
+        # surest first; a label box far taller than the text around it is two lines read as one
+        found = sorted((wd for wd in words if _letters(wd.text) in labels and wd.box[3] - wd.box[1] <= tall),
+                       key=lambda wd: -wd.conf)  # fmt: skip
         # (a level's number stands beside its word: "Level 12", "Lv. 3")
         best = _nearest_number(found, [n for n in numbers if all(n is not u for u in used)], name != "level")
         if best is not None:
@@ -300,6 +313,33 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
     return out
 
 
+def header_words(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None) -> list[Word]:
+    """The words of the whole frame and, read again on their own, of the bands where a
+    header lies: above and below the board (the screen's top and bottom fifth when no
+    board is known). Tesseract reads a header's bold words on a band alone that it
+    garbles beside a busy board ("MOVES" as "M VE s")."""
+    h, w = frame.shape[:2]
+    if profile is not None and profile.rows:
+        x0, y0, x1, y1 = profile.board_bbox
+        bands = [(0, y0), (y1, h)]
+    else:
+        bands = [(0, h // 5), (h - h // 5, h)]
+    banded: list[Word] = []
+    read: list[tuple[int, int]] = []
+    for top, bottom in bands:
+        if bottom - top < max(8, h // 40):
+            continue
+        read.append((top, bottom))
+        banded += [Word(wd.text, (wd.box[0], wd.box[1] + top, wd.box[2], wd.box[3] + top), wd.conf)
+                   for wd in ocr.words(frame[top:bottom])]  # fmt: skip
+    # within a band its own reading stands; the whole frame's adds what lies elsewhere
+    # (a header's number that runs into the board's box) and what the band missed
+    rest = [wd for wd in ocr.words(frame)
+            if not any(top <= wd.centre[1] < bottom for top, bottom in read)
+            or not any(_overlap(wd.box, b.box) for b in banded)]  # fmt: skip
+    return sorted(banded + rest, key=lambda wd: (wd.box[1], wd.box[0]))
+
+
 def _band(found: list[Word], h: int) -> tuple[int, int]:
     """The rows of the screen the header spans: around the numbers its labels claimed,
     or, with none, its top and bottom fifth (where games put headers)."""
@@ -323,7 +363,11 @@ def _goal_place(frame: np.ndarray, words: list[Word], used: list[Word], regions:
 
     counts = [wd for wd in words if re.fullmatch(r"\d+(/\d+)?", re.sub(r"[^0-9/]", "", wd.text) or "x")
               and re.sub(r"[0-9/., ]", "", wd.text) == "" and all(wd is not u for u in used) and in_band(wd)]  # fmt: skip
-    best: tuple[float, Word, tuple[int, int, int, int]] | None = None
+    def aligned(wd: Word) -> bool:
+        # on a row of the header's labelled numbers: its badges stand in rows
+        return any(abs(wd.centre[1] - u.centre[1]) < 0.75 * max(1, u.box[3] - u.box[1]) for u in used)
+
+    best: tuple[tuple[bool, float], Word, tuple[int, int, int, int]] | None = None
     for wd in counts:
         th = max(1, wd.box[3] - wd.box[1])
         if profile is not None:
@@ -341,8 +385,9 @@ def _goal_place(frame: np.ndarray, words: list[Word], used: list[Word], regions:
         if icon is None:
             continue
         d = float(np.hypot((icon[0] + icon[2]) / 2 - wd.centre[0], (icon[1] + icon[3]) / 2 - wd.centre[1])) / th
-        if best is None or d < best[0]:
-            best = (d, wd, icon)
+        key = (not aligned(wd), d)
+        if best is None or key < best[0]:
+            best = (key, wd, icon)
     if best is None:
         return None
     _, wd, icon = best
@@ -365,8 +410,10 @@ def _read_near(
     holders = [r for r in regions if r.contains(*label.centre) and r.area < BADGE_AREA * w * h]
     if holders:
         lo_x, lo_y, hi_x, hi_y = min(holders, key=lambda r: r.area).box
-    # up to the next word on the label's line
-    right = min([wd.box[0] - gap for wd in words if wd.box[0] > x1 and abs(wd.centre[1] - label.centre[1]) < lh]
+    # up to the next word on the label's line (one read surely: an unsure "Q" there may be
+    # the very number, a 0 taken for a letter)
+    right = min([wd.box[0] - gap for wd in words
+                 if wd.box[0] > x1 and abs(wd.centre[1] - label.centre[1]) < lh and wd.conf >= 0.6]
                 + [int(x1 + BESIDE * lh)])  # fmt: skip
     for box in (
         (x1 + gap, y0 - lh // 3, min(hi_x, right), y1 + lh // 3),

@@ -522,7 +522,7 @@ class TesseractOcr:
             f = 2 * MIN_LINE_HEIGHT / h
             image = cv2.resize(image, (round(w * f), 2 * MIN_LINE_HEIGHT), interpolation=cv2.INTER_CUBIC)
         best: tuple[float, int] | None = None
-        kept = (k for k in (text_ink(_off_border(view)) for view in _number_views(image)) if k is not None)
+        kept = [k for k in (text_ink(_off_border(view)) for view in _number_views(image)) if k is not None]
         for (binary, th), height in ((k, height) for k in kept for height in NUMBER_HEIGHTS):
             read = self._digits(binary, height / th)
             if read is not None and (best is None or read[0] > best[0]):
@@ -540,7 +540,15 @@ class TesseractOcr:
             found = [("".join(ch for ch in t if ch.isdigit()), c) for t, _, c in _entries(data)]
             digits = "".join(d for d, _ in found)
             if digits and len(digits) <= 12 and min(c for d, c in found if d) >= SURE:
-                return int(digits)
+                # (a slashed 0, which the whitelist reading above gave up on, reads as a 4
+                # or an 8 here: put right on the glyphs of our own threshold)
+                return int(_slashed_zeros(kept[0][0], digits) if kept else digits)
+            if kept and not digits:
+                # nothing read at all: a bold slashed 0, whose slivers of holes Tesseract
+                # takes for no digit, is still one by its two diagonal holes
+                n = _glyph_count(kept[0][0])
+                if 0 < n <= 3 and _slashed_zeros(kept[0][0], "?" * n) == "0" * n:
+                    return 0
         return None if best is None else best[1]
 
     def _digits(self, binary: np.ndarray, scale: float) -> tuple[float, int] | None:
@@ -569,13 +577,24 @@ class TesseractOcr:
         return min(confs), int(_slashed_zeros(binary, digits))
 
 
+def _glyphs(binary: np.ndarray) -> list[np.ndarray]:
+    """The ink's shapes of a black-on-white crop (specks left out), left to right, as
+    (x, y, w, h, area) rows."""
+    ink = (binary == 0).astype(np.uint8)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    return sorted((stats[i] for i in range(1, n) if stats[i][4] >= 0.002 * ink.size), key=lambda st: int(st[0]))
+
+
+def _glyph_count(binary: np.ndarray) -> int:
+    return len(_glyphs(binary))
+
+
 def _slashed_zeros(binary: np.ndarray, digits: str) -> str:
     """`digits` with the slashed zeros of digital-style fonts put right: Tesseract reads
     one as a 6, 8 or 4. A glyph whose inside a stroke splits into two holes diagonally
     (an 8's are stacked) is a 0. Only when each glyph is one shape, in reading order."""
     ink = (binary == 0).astype(np.uint8)
-    n, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    glyphs = sorted((stats[i] for i in range(1, n) if stats[i][4] >= 0.002 * ink.size), key=lambda st: int(st[0]))
+    glyphs = _glyphs(binary)
     if len(glyphs) != len(digits):
         return digits
     out = list(digits)

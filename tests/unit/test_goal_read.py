@@ -4,13 +4,15 @@ read with the real Tesseract, then the saga family's own screens."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
 
 from agent.games.match3.saga.looks import TileArt
 from agent.vision.classify import Exemplar
-from agent.vision.features import cell_features
+from agent.vision.features import DEFAULT_PATCH, cell_features, feature_length
 from agent.vision.goal import Goal
 from agent.vision.goal_read import Line, kind_named, lines_of, match_icon, read_goal, words_goal
 from agent.vision.ocr import TesseractOcr, Word, ocr_unavailable_reason
@@ -379,3 +381,36 @@ def test_a_target_on_a_badge_over_a_textured_sky_is_a_score_goal(ocr):
     assert read is not None
     goal = read(frame).goal
     assert goal is not None and goal.kind == "score" and goal.target == ph.level.target, goal
+
+
+@needs_tesseract
+@pytest.mark.parametrize("world", [2, 5, 6])
+def test_the_family_headers_are_found_beside_a_busy_board(ocr, world):
+    """A saga game's header read with its board on screen: Tesseract garbles bold header
+    words beside a busy board ("MOVES" read as "M VE s"), and a (slashed) 0 glued to its
+    label ("PointsO"); the header's bands, read on their own, give every number."""
+    from agent.device.clock import ManualClock
+    from agent.games.match3.saga import SagaPhone
+    from agent.games.match3.saga.family import world_of
+    from agent.vision.header import find_header, header_reading
+
+    size = world_of(world).size
+    ph = SagaPhone(seed=world, size=size, clock=ManualClock(), world=world)
+    ph.launch(ph.package)
+    for _ in range(10):  # the screens before the board, left by their safe buttons
+        if ph.screen_kind == "board":
+            break
+        b = next(b for b in ph.buttons if not b.forbidden)
+        ph.tap((b.box[0] + b.box[2]) // 2, (b.box[1] + b.box[3]) // 2)
+    ph.clock.advance(5.0)
+    assert ph.screen_kind == "board"
+    img = ph.screencap()
+    w, h = size
+    x0, y0, x1, y1 = ph.board_bbox
+    p = GameProfile.from_bbox("match3", ph.level.rows, ph.level.cols, (x0, y0, x1, y1), w, h,
+                              [Exemplar("A", np.zeros(feature_length(DEFAULT_PATCH)))])  # fmt: skip
+    hud = find_header(img, ocr, p)
+    assert {"moves", "score"} <= set(hud), hud
+    r = header_reading(replace(p, hud=hud), ocr)(img)
+    assert (r.moves, r.score) == (ph.level.moves, 0), r
+    assert r.level in ((None, 1) if "level" in hud else (None,)), r  # a level read is the right one
