@@ -594,9 +594,11 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     # The same board read twice in a row once the settle time is over (whatever
                     # moves around it), and still "mid-move" by the rules (three of a look in a row that the
                     # game does not clear: an obstacle read as a look): it is at rest as it is.
+                    # The move is checked on it all the same: a swap the game undid leaves the
+                    # board as it was, and is learned from (never made again and again).
                     self._same_reads = 0
-                    self.unverified("the board rests as read, though the rules say it is mid-move "
-                                    "(a look that does not match, such as an obstacle)")  # fmt: skip
+                    self._log("note", detail="the board rests as read, though the rules say it is mid-move "
+                                             "(a look that does not match, such as an obstacle)")  # fmt: skip
                 elif late and opt.level_life and not self._read_late:
                     # The board's pixels moved until now (a slow phone, an effect over it): its
                     # first read past the settle time is no proof that it never rests; one more.
