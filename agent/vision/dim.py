@@ -23,6 +23,7 @@ BAND_GAP = 0.02  # of the frame's height: a title band this close above the pane
 BAND_EDGE = 0.04  # of the frame's width: its sides line up with the panel's within this
 DIM_RATIO = 0.82  # the outside's brightest light under this share of the panel's: dimmed
 BRIGHT_PERCENTILE = 99.5
+FULL_SCREEN = 0.95  # of the frame's width and height: a box this big is the screen, not a panel
 
 
 def _inside(point: tuple[float, float], box: Box) -> bool:
@@ -40,14 +41,25 @@ def find_panel(frame: np.ndarray, regions: list[Region], words: list[Word], extr
     h, w = frame.shape[:2]
     area = float(w * h)
     cands = [r.box for r in regions if PANEL_AREA[0] * area <= r.area <= PANEL_AREA[1] * area] + list(extra)
-    cands = [b for b in cands if b[2] - b[0] >= PANEL_SIDE[0] * w and b[3] - b[1] >= PANEL_SIDE[1] * h]
+    # (a box of nearly the whole screen is the screen's own backdrop, a sky or a map with
+    # holes where the pictures on it are, whatever its area: no dialog over anything)
+    cands = [b for b in cands if b[2] - b[0] >= PANEL_SIDE[0] * w and b[3] - b[1] >= PANEL_SIDE[1] * h
+             and not (b[2] - b[0] >= FULL_SCREEN * w and b[3] - b[1] >= FULL_SCREEN * h)]  # fmt: skip
     buttons = [r.box for r in regions if r.area <= BUTTON_AREA * area]
+    worded = [b for b in cands if sum(1 for wd in words if _inside(wd.centre, b)) >= 2]
+
+    def backdrop(box: Box) -> bool:
+        # a shape running to two of the screen's edges with a worded panel inside it is the
+        # screen behind a card (a map's sky around a daily bonus), not the card
+        edges = (box[0] <= 1) + (box[1] <= 1) + (box[2] >= w - 1) + (box[3] >= h - 1)
+        return edges >= 2 and any(o != box and _contains(box, o) for o in worded)
+
     best: tuple[float, Box] | None = None
     for box in cands:
         n_words = sum(1 for wd in words if _inside(wd.centre, box))
         n_buttons = sum(1 for b in buttons if b != box and _contains(box, b))
         score = n_words + 2 * min(n_buttons, 4)
-        if n_words < 2:
+        if n_words < 2 or backdrop(box):
             continue
         bw, bh = box[2] - box[0], box[3] - box[1]
         key = score - 1e-9 * bw * bh  # of equals, the smaller (the card, not the screen)

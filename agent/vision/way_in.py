@@ -116,5 +116,7 @@ def _dialog_over(verdict: Any) -> bool:
     intro over a dimmed board, a daily bonus): that card is left first. A board's own
     screen has no panel with a safe word on it; Back alone is never a reason."""
     action = verdict.action
+    if action is not None and action.kind in ("tap", "wait") and verdict.kind in ("map", "ad"):
+        return True  # a map's or an ad's pictures may repeat like cells: no board is on it
     return (action is not None and action.kind in ("tap", "wait") and getattr(verdict, "panel", None) is not None
             and verdict.kind in ("covered", "card", "intro", "map", "ad"))

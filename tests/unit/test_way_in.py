@@ -1,0 +1,57 @@
+"""The way to a board before calibration (`agent.vision.way_in`), on games of the saga
+family: a daily bonus over an undimmed map is left by its own button (the map's Start
+behind it is not the way on while the dialog is up), and the board is reached through a
+map, an intro card and a coin-priced offer, never taking a map's pictures for a board."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.device.clock import ManualClock
+from agent.games.match3.saga import SagaPhone
+from agent.games.match3.saga.family import world_of
+from agent.vision.ocr import default_ocr, ocr_unavailable_reason
+
+pytestmark = pytest.mark.skipif(ocr_unavailable_reason() is not None, reason=str(ocr_unavailable_reason()))
+
+
+def _phone(world: int) -> SagaPhone:
+    ph = SagaPhone(seed=world, size=world_of(world).size, clock=ManualClock(), world=world)
+    ph.launch(ph.package)
+    ph.clock.advance(1.0)  # type: ignore[attr-defined]
+    return ph
+
+
+@pytest.mark.parametrize("world", [1, 11, 14])
+def test_a_daily_bonus_over_an_undimmed_map_is_left_by_its_own_button(world):
+    from agent.vision.screens import classify_screen
+    from agent.vision.way_in import _provisional
+
+    ph = _phone(world)
+    assert ph.screen_detail == "daily" and world_of(world).map
+    frame = ph.screencap()
+    v = classify_screen(frame, _provisional(frame, "match3"), board_readable=False, foreground=None,
+                        ocr=default_ocr())  # fmt: skip
+    assert v.action is not None and v.action.kind == "tap" and v.action.point is not None, v.reason
+    hit = [b for b in ph.buttons if b.hit(*v.action.point)]
+    # the dialog's own buttons (Claim, its close), not the map's Start behind it
+    assert [b.action for b in hit] in (["collect"], ["close"]), (v.reason, v.panel, [b.action for b in hit])
+
+
+def test_calibration_reaches_the_board_through_daily_bonus_map_intro_and_offer():
+    from agent.games.registry import role_hints
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.way_in import reach_board
+
+    ph = _phone(11)
+    hints = role_hints("match3")
+    way = reach_board(ph, ph.clock, ph.serial,
+                      lambda f: calibrate_frames([f], "match3", hints=hints).profile.board_bbox, "match3", default_ocr())  # fmt: skip
+    assert ph.screen_kind == "board", way.steps
+    assert ph.truth()["forbidden_taps"] == 0
+    x0, y0, x1, y1 = ph.board_bbox
+    bx0, by0, bx1, by1 = way.bbox
+    inter = max(0, min(x1, bx1) - max(x0, bx0)) * max(0, min(y1, by1) - max(y0, by0))
+    union = (x1 - x0) * (y1 - y0) + (bx1 - bx0) * (by1 - by0) - inter
+    assert inter / union >= 0.9, (way.bbox, ph.board_bbox, way.steps)
+    assert len(way.steps) >= 3, way.steps  # the daily bonus, the map, the intro card (and the offer)
