@@ -182,7 +182,12 @@ class ScreenHandler:
             return False
         if spanning:
             x0, y0, x1, y1 = found.profile.board_bbox
-            if not all(x0 <= b[0] and y0 <= b[1] and b[2] <= x1 and b[3] <= y1 for b in spanning):
+            # each shape a hole of the new board, or well away from it (a badge of the header
+            # where the old, taller board was): one beside it may hide the rest of a board
+            gap = max((x1 - x0) / max(1, found.profile.cols), (y1 - y0) / max(1, found.profile.rows))
+            if not all((x0 <= b[0] and y0 <= b[1] and b[2] <= x1 and b[3] <= y1)
+                       or b[2] <= x0 - gap or b[0] >= x1 + gap or b[3] <= y0 - gap or b[1] >= y1 + gap
+                       for b in spanning):  # fmt: skip
                 return False
         try:
             read = loop.screen.read(frame, found.profile)

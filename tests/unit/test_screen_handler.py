@@ -6,7 +6,7 @@ are forbidden stops the run saying so."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -234,6 +234,65 @@ def test_a_new_levels_board_with_a_hole_where_tiles_were_is_found_not_backed_out
     frame = ph.screencap()
     assert iou(profile.board_bbox, ph.board_bbox) < 0.9, "the next board lies elsewhere"
     assert vision_screens.cover_boxes(frame, profile), "its hole lies over the old board like a panel"
+
+    adopted: list[GameProfile] = []
+
+    class Playing(Loop):
+        def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
+            adopted.append(profile)
+
+        def unverified(self, reason: str) -> None:
+            pass
+
+    c = ManualClock()
+    loop = Playing(Phone(c, {}), c, profile, options=Options(learn=True), screen=get_game("match3").screen)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    assert h.handle(frame, None) is True
+    assert loop.device.backs == 0 and loop.device.taps == []
+    assert [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
+    assert iou(adopted[0].board_bbox, ph.board_bbox) >= 0.9
+
+
+def test_a_new_levels_board_far_below_a_header_badge_the_old_board_spanned_is_taken():
+    """The next level's board is shorter and lies lower, and the old board's box reached up
+    to the header: a header badge shows inside it, a wordless "panel" with nothing to tap,
+    well away from the new board. It covers no part of the new board: the new board is
+    taken, not Back."""
+    from test_saga_family import settle
+
+    from agent.device.clock import ManualClock as Clock
+    from agent.games.match3.saga import SagaPhone
+    from agent.games.match3.saga.family import world_of
+    from agent.games.registry import get_game
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.grid import bbox_to_frac
+    from agent.vision.scoring import iou
+
+    ph = SagaPhone(seed=8, size=world_of(8).size, clock=Clock(), world=8)
+    ph.launch(ph.package)
+    for _ in range(10):  # the screens before the board, by their safe buttons
+        ph.clock.advance(1.0)  # type: ignore[attr-defined]
+        if ph.screen_kind == "board":
+            break
+        b = next(b for b in ph.buttons if not b.forbidden and b.action != "none")
+        ph.tap((b.box[0] + b.box[2]) // 2, (b.box[1] + b.box[3]) // 2)
+    settle(ph)
+    first = ph.screencap().copy()
+    first[: ph.board_bbox[1] - 20] = first[ph.board_bbox[3] + 40]  # (the header is not this test's business)
+    profile = calibrate_frames([first], "match3").profile
+    assert iou(profile.board_bbox, ph.board_bbox) >= 0.9
+    x0, y0, x1, y1 = profile.board_bbox
+    up = int(0.15 * ph.screen_size()[1])  # the old box reaching up over the header's badges
+    box = (x0, y0 - up, x1, y1 - up)
+    w, h = ph.screen_size()
+    profile = replace(profile, board_bbox=box, board_frac=bbox_to_frac(box, w, h))
+    ph._start_level(2, ph.clock.now(), fresh=True)  # the next level, as the game would show it
+    settle(ph)
+    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    assert ph.screen_kind == "board"
+    frame = ph.screencap()
+    covers = vision_screens.cover_boxes(frame, profile)
+    assert covers and all(b[3] < ph.board_bbox[1] for b in covers), "a header badge shows in the old board's box"
 
     adopted: list[GameProfile] = []
 
