@@ -298,12 +298,14 @@ class ScreenHandler:
             return loop._stop(f"the same {what} on the same screen {loop.guards.same_tap_limit} times did not get "
                               f"past it ({verdict.reason})", "loop")  # fmt: skip
         aim = (seen.signature, _rounded(point, frame))
-        if action.kind == "tap" and moving and not self._still_where(frame, seen.region_of(action), point) \
+        if action.kind == "tap" and moving and not self._still_where(frame, seen.still_region(action), point) \
                 and self._aimed.get(aim, 0) < AIM_LOOKS:  # fmt: skip
             # Around it the screen never rests (an animated sky, an ad's art); the dialog
             # itself must: a card still sliding in would take the tap somewhere else. (A
             # button found at the same place look after look is not sliding: it may pulse.)
             self._aimed[aim] = self._aimed.get(aim, 0) + 1
+            # a way on is in sight: the screen is waited on, as an ad's countdown is
+            self._waiting.setdefault(seen.signature_kind, now)
             loop._log("note", detail=f"{verdict.kind}: the dialog is still moving; looking again before tapping")
             return False
         self._aimed.clear()
@@ -469,6 +471,17 @@ class _Seen:
         return cls(signature, str(verdict.kind), buttons, any(b["verdict"] == "safe" for b in buttons),
                    getattr(verdict, "outcome", None), getattr(verdict, "level", None),
                    None if panel is None else [int(v) for v in panel], getattr(verdict, "countdown", None))  # fmt: skip
+
+    def still_region(self, action: Any) -> tuple[int, int, int, int] | None:
+        """Where to judge whether the dialog has stopped before a tap: its box; or, with no
+        dialog, the middle of the tapped button (a round close badge on an ad's moving art
+        shows the art in its box's corners)."""
+        region = self.region_of(action)
+        if region is None or self.panel is not None:
+            return region
+        x0, y0, x1, y1 = region
+        mx, my = (x1 - x0) // 4, (y1 - y0) // 4
+        return (x0 + mx, y0 + my, x1 - mx, y1 - my)
 
     def region_of(self, action: Any) -> tuple[int, int, int, int] | None:
         """Where to judge whether the action did something: the dialog's box, else the

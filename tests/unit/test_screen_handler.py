@@ -310,3 +310,66 @@ def test_a_new_levels_board_far_below_a_header_badge_the_old_board_spanned_is_ta
     assert loop.device.backs == 0 and loop.device.taps == []
     assert [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
     assert iou(adopted[0].board_bbox, ph.board_bbox) >= 0.9
+
+
+class AdPhone(Phone):
+    """A full-screen ad whose art moves everywhere, and a round close badge in a corner."""
+
+    BADGE = (320, 20, 380, 80)
+
+    def screencap(self) -> np.ndarray:
+        import cv2
+
+        img = np.zeros((H, W, 3), np.uint8)
+        img[:] = (int(self.clock.now() * 370) % 200, 80, 120)  # the art changes a lot in a quarter second
+        x0, y0, x1, y1 = self.BADGE
+        cv2.circle(img, ((x0 + x1) // 2, (y0 + y1) // 2), (x1 - x0) // 2, (90, 90, 90), -1)
+        return img
+
+
+def test_an_ads_round_close_badge_on_moving_art_is_tapped_at_once(monkeypatch):
+    """The ad's art moves under the corners of its close badge's box: the badge itself is
+    still, and is tapped at once (judged on the badge's middle, not its box)."""
+    from agent.vision.screens import SeenButton  # type: ignore[attr-defined]
+
+    x0, y0, x1, y1 = AdPhone.BADGE
+    tap = Action("tap", ((x0 + x1) // 2, (y0 + y1) // 2), "X", "the ad's close x glyph in a corner")
+    verdict = ScreenVerdict("ad", tap, "an ad", (), ranked=(tap,), panel=None,
+                            buttons=(SeenButton("X", AdPhone.BADGE, "safe", "a close glyph"),))  # fmt: skip
+    clock = ManualClock()
+    loop = Loop(AdPhone(clock, {}), clock, _profile())
+    monkeypatch.setattr(vision_screens, "classify_screen", lambda *a, **k: verdict)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    h._ocr_checked = True
+    assert h.handle(loop.device.screencap(), None, moving=True) is True
+    assert loop.device.taps == [tap.point]
+    assert not any(e == "note" and "still moving" in f.get("detail", "") for e, f in loop.lines)
+
+
+class SlidingPhone(Phone):
+    """A dialog that keeps sliding: its panel is somewhere else on every look."""
+
+    def screencap(self) -> np.ndarray:
+        img = np.zeros((H, W, 3), np.uint8)
+        img[:] = (int(self.clock.now() * 37) % 200, 80, 120)
+        x0, y0, x1, y1 = PANEL
+        dy = int(self.clock.now() * 400) % 60
+        img[y0 + dy : y1 + dy, x0:x1] = 230
+        img[y0 + dy + 100 : y0 + dy + 140, x0 + 40 : x1 - 40] = 40  # its button
+        return img
+
+
+def test_a_way_on_awaited_while_its_dialog_moves_extends_the_wait(monkeypatch):
+    """A dialog still sliding is looked at again before its button is tapped: the screen is
+    being waited on, and the loop gives it the longer wait (a slow phone spends seconds
+    on each look, and the board's own wait would run out first)."""
+    tap = Action("tap", (200, 370), "OK", "safe word 'ok'")
+    verdict = _verdict([tap])
+    clock = ManualClock()
+    loop = Loop(SlidingPhone(clock, {}), clock, _profile())
+    monkeypatch.setattr(vision_screens, "classify_screen", lambda *a, **k: verdict)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    h._ocr_checked = True
+    assert h.waiting_s == 0.0
+    assert h.handle(loop.device.screencap(), None, moving=True) is False
+    assert loop.device.taps == [] and h.waiting_s > 0.0
