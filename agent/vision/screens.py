@@ -646,9 +646,12 @@ def _unread_shapes(regions: list[Region], words: list[Word], frame_area: float) 
 
 
 def classify_screen(
-    frame: np.ndarray, profile: GameProfile, *, board_readable: bool, foreground: str | None, ocr: Ocr | None
+    frame: np.ndarray, profile: GameProfile, *, board_readable: bool, foreground: str | None, ocr: Ocr | None,
+    board_known: bool = True,
 ) -> ScreenVerdict:
-    """What the settled frame shows and what to do about it (see the module docstring)."""
+    """What the settled frame shows and what to do about it (see the module docstring).
+    `board_known` False: the profile's board box is a stand-in (before any calibration),
+    so nothing can be said to lie over a board."""
     h, w = frame.shape[:2]
     if foreground is not None and profile.package is not None and foreground != profile.package:
         return ScreenVerdict(
@@ -656,7 +659,7 @@ def classify_screen(
             f"another app is in front ({foreground}); the game is {profile.package}",
         )  # fmt: skip
     regions = flat_regions(frame)
-    covering = cover_boxes(frame, profile, regions)
+    covering = cover_boxes(frame, profile, regions) if board_known else []
     if board_readable and not covering:
         return ScreenVerdict("board", None, "the board was read and nothing covers it")
     taught = match_taught(frame, profile.screens)
@@ -895,6 +898,7 @@ def badge_path(regions: list[Region], w: int, h: int) -> list[Region]:
     round_ = [r for r in regions if 0.8 <= (r.box[2] - r.box[0]) / max(1, r.box[3] - r.box[1]) <= 1.25
               and NODE_AREA[0] * w * h <= r.area <= NODE_AREA[1] * w * h
               and MAP_BAND[0] * h <= (r.box[1] + r.box[3]) / 2 <= MAP_BAND[1] * h]  # fmt: skip
+    best: tuple[int, float, list[Region]] | None = None
     for r in round_:
         like = [o for o in round_ if 1 / 1.3 <= o.area / r.area <= 1.3]
         if not 3 <= len(like) <= 16:
@@ -904,8 +908,13 @@ def badge_path(regions: list[Region], w: int, h: int) -> list[Region]:
         size = r.box[3] - r.box[1]
         rows = 1 + sum(b - a > size / 2 for a, b in zip(ys, ys[1:]))
         if ys[-1] - ys[0] >= MAP_SPAN * h and max(xs) - min(xs) >= 0.1 * w and rows >= 0.7 * len(like):
-            return like
-    return []
+            # of the sets that qualify, the path is the longest (a map's few big round
+            # decorations make a set of three too), then the one with ink on it (padlocks,
+            # numbers, stars: a blank disc is a picture)
+            key = (len(like), float(np.median([o.ink for o in like])))
+            if best is None or key > best[:2]:
+                best = (key[0], key[1], like)
+    return [] if best is None else best[2]
 
 
 def current_node(regions: list[Region], path: list[Region], w: int, h: int) -> Region | None:

@@ -22,6 +22,7 @@ from agent.device.clock import Clock
 from agent.errors import AgentError
 from agent.vision.grid import BBox, bbox_to_frac
 from agent.vision.profile import GameProfile
+from agent.vision.scoring import iou
 from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, changed_share, still_screen
 
 MAX_STEPS = 8  # screens left on the way to a board
@@ -85,9 +86,10 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             clock.sleep(STILL_GAP_S)
             continue
         foreground = device.foreground() if isinstance(device, AppControl) else None
-        verdict = classify_screen(b, _provisional(b, game), board_readable=False, foreground=foreground, ocr=ocr)
+        verdict = classify_screen(b, _provisional(b, game), board_readable=False, foreground=foreground, ocr=ocr,
+                                  board_known=False)  # fmt: skip
         action = verdict.action
-        if bbox is not None and not _dialog_over(verdict):
+        if bbox is not None and not _dialog_over(verdict, bbox):
             way.bbox = bbox
             return way
         if action is None or action.kind not in ("tap", "back", "wait"):
@@ -111,11 +113,16 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
                      hint="open the game on a level's board by hand, then calibrate again")  # fmt: skip
 
 
-def _dialog_over(verdict: Any) -> bool:
+def _dialog_over(verdict: Any, bbox: BBox) -> bool:
     """A board was found, but a card with a safe button lies over part of it (a level's
     intro over a dimmed board, a daily bonus): that card is left first. A board's own
-    screen has no panel with a safe word on it; Back alone is never a reason."""
+    screen has no panel with a safe word on it; Back alone is never a reason; and a
+    "panel" that is the board itself (its slots a flat face, a tile at its corner taken
+    for a close glyph) is no card over it."""
     action = verdict.action
+    panel = getattr(verdict, "panel", None)
+    if panel is not None and iou(panel, bbox) >= 0.6:
+        return False
     if action is not None and action.kind in ("tap", "wait") and verdict.kind in ("map", "ad"):
         return True  # a map's or an ad's pictures may repeat like cells: no board is on it
     return (action is not None and action.kind in ("tap", "wait") and getattr(verdict, "panel", None) is not None
