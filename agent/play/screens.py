@@ -365,8 +365,14 @@ class ScreenHandler:
         stop = loop.level_ended(loop.levels.screen(outcome, level, None, now, verdict.kind))
         if stop is not None:
             return stop
-        if verdict.kind in ("intro", "card", "covered") and verdict.words:
-            goal = _goal_on(frame, verdict.words, loop.profile)
+        if verdict.kind == "intro" and verdict.words:
+            # A level's goal is read where the game states it before the level: its intro
+            # card (and the header, on the board). Other cards say other things in the same
+            # words ("Get 5 extra moves" on an offer, a gem counter beside its gem on a map),
+            # and a goal read there would steer the next level.
+            panel = getattr(verdict, "panel", None)
+            words = [wd for wd in verdict.words if panel is None or _inside_box(wd.centre, panel)]
+            goal = _goal_on(frame, words, loop.profile) if words else None
             if goal is not None:
                 loop.levels.goal(goal, now)
                 loop._log("goal", source=verdict.kind, **goal.as_dict())
@@ -427,6 +433,10 @@ def _rounded(point: tuple[int, int], frame: Any) -> tuple[int, int]:
         return point
     h, w = frame.shape[:2]
     return (int(point[0] * 40 // max(1, w)), int(point[1] * 40 // max(1, h)))
+
+
+def _inside_box(point: tuple[int, int], box: Any) -> bool:
+    return bool(box[0] <= point[0] < box[2] and box[1] <= point[1] < box[3])
 
 
 def _goal_on(frame: np.ndarray, words: Any, profile: GameProfile) -> Goal | None:

@@ -120,10 +120,11 @@ def _profile() -> GameProfile:
 
 def _verdict(actions: list[Action], kind: str = "card", **extra: Any) -> ScreenVerdict:
     fields: dict[str, Any] = {}
+    words = extra.pop("words", ())
     for name, value in (("ranked", tuple(actions)), ("panel", PANEL), *extra.items()):
         if name in ScreenVerdict.__dataclass_fields__:
             fields[name] = value
-    return ScreenVerdict(kind, actions[0] if actions else None, "a test screen", (), **fields)  # type: ignore[arg-type]
+    return ScreenVerdict(kind, actions[0] if actions else None, "a test screen", words, **fields)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -373,3 +374,20 @@ def test_a_way_on_awaited_while_its_dialog_moves_extends_the_wait(monkeypatch):
     assert h.waiting_s == 0.0
     assert h.handle(loop.device.screencap(), None, moving=True) is False
     assert loop.device.taps == [] and h.waiting_s > 0.0
+
+
+@pytest.mark.parametrize("kind, panel, text, read", [
+    ("intro", PANEL, "Collect 12", True),  # a level's intro card states its goal
+    ("covered", PANEL, "Get 5 extra moves", False),  # an offer says other things in a goal's words
+    ("card", PANEL, "Collect 12", False),
+    ("intro", (80, 250, 320, 300), "Collect 12", False),  # words outside the intro's panel (a map's counter)
+])  # fmt: skip
+def test_a_goal_is_read_on_a_levels_intro_card_only(handler, kind, panel, text, read):
+    from agent.vision.ocr import Word
+
+    words = tuple(Word(t, (100 + 70 * i, 400, 160 + 70 * i, 430), 0.95) for i, t in enumerate(text.split()))
+    tap = Action("tap", (200, 500), "Play", "safe word 'play'")
+    h, loop = handler({(200, 500): "close"}, _verdict([tap], kind=kind, panel=panel, words=words))
+    h.handle(loop.device.screencap(), None)
+    goals = [f for e, f in loop.lines if e == "goal"]
+    assert bool(goals) == read, goals
