@@ -109,6 +109,12 @@ LOSSLESS_EVENTS = frozenset({"screen", "dismissed", "profile"})
 DOUBT_HOLD_S = 0.6
 
 
+def _agree(a: str, b: str) -> bool:
+    """Two reads of a board that show the same wherever both read a cell: a cell read
+    unknown in one (a hint's sparkle over it, a glow) is no change of the board."""
+    return len(a) == len(b) and all(x == y or "?" in (x, y) for x, y in zip(a, b))
+
+
 class _Unread:
     """A frame not read (yet): its board was moving."""
 
@@ -588,7 +594,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
                            f"the game ignored {self._ignored} swipes in a row: swipes now take {slower} ms")  # fmt: skip
                 self._ignored = 0
             if self.pending is not None and not self.player.at_rest(self.pending.before, read.board):
-                self._same_reads = self._same_reads + 1 if read.text == self._last_moving_text else 0
+                same = self._last_moving_text is not None and _agree(read.text, self._last_moving_text)
+                self._same_reads = self._same_reads + 1 if same else 0
                 late = now - self.pending.at > self.timeouts.settle_s
                 if late and opt.level_life and self._same_reads >= 1:
                     # The same board read twice in a row once the settle time is over (whatever

@@ -218,6 +218,16 @@ def test_a_board_that_moved_past_the_settle_time_then_rests_as_read_is_read_twic
     assert summary.stop_kind == "failed_checks" and summary.moves < 20, summary.stop_reason
 
 
+def test_two_reads_agree_wherever_both_read_a_cell():
+    """Reads past the settle time are the same board when they differ only where one of them
+    read a cell unknown (a sparkle over it): such a board is at rest as read."""
+    from agent.play.loop import _agree
+
+    assert _agree("AB.\nC?D", "AB.\nCED") and _agree("?B.\nCED", "AB.\nC?D")
+    assert not _agree("AB.\nCFD", "AB.\nCED")  # a cell read as two tiles: the board changed
+    assert not _agree("AB.\nCED", "AB\nCED.")
+
+
 def test_a_counter_read_0_once_after_a_move_is_read_again_before_the_next_swipe():
     """A game of levels: the header's counter reads 0 once after a move (the level's end,
     or an OCR slip). A swipe then would be one the game ignores if the level is over; the
