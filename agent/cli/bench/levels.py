@@ -162,6 +162,12 @@ def _totals(runs: list[GameRun], levels: int) -> dict[str, Any]:
     greedy = [r for r in runs if r.player == "greedy"]
     swipes = sum(r.swipes for r in aware)
     goal_aware, goal_greedy = sum(r.goal_levels_won for r in aware), sum(r.goal_levels_won for r in greedy)
+    tries_aware, tries_greedy = sum(r.goal_levels_played for r in aware), sum(r.goal_levels_played for r in greedy)
+    # Both players stop at K levels won (or the move cap): the greedy one, losing more, plays
+    # more attempts to get there. Goal levels won are compared per attempt, as over the same
+    # number of attempts of the same levels.
+    rate_aware = goal_aware / tries_aware if tries_aware else None
+    rate_greedy = goal_greedy / tries_greedy if tries_greedy else None
     return {
         "games": len(aware), "levels_target": levels,
         "games_meeting_targets": sum(r.met(levels) for r in aware),
@@ -172,7 +178,8 @@ def _totals(runs: list[GameRun], levels: int) -> dict[str, Any]:
         "screens_shown": sum(sum(r.screens_shown.values()) for r in aware),
         "screens_unleft": sum(r.screens_unleft for r in aware),
         "goal_levels_won_aware": goal_aware, "goal_levels_won_greedy": goal_greedy,
-        "goal_ratio": round(goal_aware / goal_greedy, 2) if goal_greedy else None,
+        "goal_levels_played_aware": tries_aware, "goal_levels_played_greedy": tries_greedy,
+        "goal_ratio": round(rate_aware / rate_greedy, 2) if rate_aware is not None and rate_greedy else None,
         "errors": sum(1 for r in runs if r.error),
     }  # fmt: skip
 
@@ -202,6 +209,7 @@ def _report(runs: list[GameRun], levels: int, latency_ms: float, as_json: bool, 
         f"levels won {totals['levels_won']}, lost {totals['levels_lost']}; swipes taken "
         f"{100 * totals['accepted_share']:.1f}%; screens left {totals['screens_shown'] - totals['screens_unleft']}/"
         f"{totals['screens_shown']}; forbidden taps (both players) {totals['forbidden_taps']}")
-    say(f"goal levels won: goal-aware {totals['goal_levels_won_aware']}, goal-blind greedy "
-        f"{totals['goal_levels_won_greedy']}: x{ratio if ratio is not None else '-'} (target x{GOAL_RATIO_TARGET})"
+    say(f"goal levels won per attempt: goal-aware {totals['goal_levels_won_aware']} of "
+        f"{totals['goal_levels_played_aware']}, goal-blind greedy {totals['goal_levels_won_greedy']} of "
+        f"{totals['goal_levels_played_greedy']}: x{ratio if ratio is not None else '-'} (target x{GOAL_RATIO_TARGET})"
         f"; {elapsed_s / 60:.1f} min")

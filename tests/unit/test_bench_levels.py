@@ -1,0 +1,30 @@
+"""`agent bench levels`' figures from the games' counts: a game meets its targets, and the
+goal-aware player is compared with the goal-blind one per goal-level attempt (both stop at
+K levels won, the one that loses more having played more attempts)."""
+
+from __future__ import annotations
+
+from agent.cli.bench.levels import GameRun, _totals
+
+
+def _run(world: int, player: str, won: int, lost: int, goal_won: int, goal_played: int, **kw: int) -> GameRun:
+    r = GameRun(world, player, levels_won=won, levels_lost=lost, goal_levels_won=goal_won,
+                goal_levels_played=goal_played, swipes_accepted=kw.get("taken", 40))  # fmt: skip
+    r.swipes_ignored = kw.get("ignored", 0)
+    return r
+
+
+def test_goal_levels_are_compared_per_attempt():
+    runs = [_run(1, "aware", 3, 1, 2, 3), _run(1, "greedy", 3, 5, 2, 7),
+            _run(2, "aware", 3, 0, 3, 3), _run(2, "greedy", 2, 6, 2, 8)]
+    t = _totals(runs, 3)
+    assert (t["goal_levels_won_aware"], t["goal_levels_played_aware"]) == (5, 6)
+    assert (t["goal_levels_won_greedy"], t["goal_levels_played_greedy"]) == (4, 15)
+    assert t["goal_ratio"] == round((5 / 6) / (4 / 15), 2)  # not 5 / 4: the greedy one played 15 attempts
+
+
+def test_a_game_meets_its_targets_only_with_k_levels_won_and_swipes_taken():
+    assert _run(1, "aware", 3, 2, 1, 2).met(3)
+    assert not _run(1, "aware", 2, 0, 1, 1).met(3)
+    assert not _run(1, "aware", 3, 0, 1, 1, taken=18, ignored=2).met(3)  # 90% of swipes taken
+    assert _totals([_run(1, "aware", 3, 0, 0, 0)], 3)["goal_ratio"] is None  # no goal level played
