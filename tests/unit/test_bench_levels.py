@@ -28,3 +28,13 @@ def test_a_game_meets_its_targets_only_with_k_levels_won_and_swipes_taken():
     assert not _run(1, "aware", 2, 0, 1, 1).met(3)
     assert not _run(1, "aware", 3, 0, 1, 1, taken=18, ignored=2).met(3)  # 90% of swipes taken
     assert _totals([_run(1, "aware", 3, 0, 0, 0)], 3)["goal_ratio"] is None  # no goal level played
+
+
+def test_the_card_a_run_stopped_on_is_not_a_screen_left_behind():
+    r = _run(1, "aware", 3, 0, 0, 0)
+    r.screens_shown, r.screens_left = {"complete": 3, "ad": 1}, {"complete": 2, "ad": 1}
+    assert r.screens_unleft == 1
+    r.end_screen = "complete"  # the run stopped on its third level's card, by --levels 3
+    assert r.screens_unleft == 0
+    r.screens_left = {"complete": 2, "ad": 0}
+    assert r.screens_unleft == 1  # the ad was left in front: that one counts

@@ -52,6 +52,7 @@ class GameRun:
     screens_left: dict[str, int] = field(default_factory=dict)
     agent_levels_won: int = 0
     stop_reason: str = ""
+    end_screen: str = ""  # what the game showed when the run ended by its --levels (a card left in front)
     exit_code: int = 0
     play_s: float = 0.0
     error: str = ""
@@ -71,7 +72,9 @@ class GameRun:
 
     @property
     def screens_unleft(self) -> int:
-        return sum(max(0, n - self.screens_left.get(k, 0)) for k, n in self.screens_shown.items())
+        # (the card a run stopped on, its K levels won, is in front by design: not unleft)
+        return sum(max(0, n - self.screens_left.get(k, 0) - (k == self.end_screen))
+                   for k, n in self.screens_shown.items())  # fmt: skip
 
     def met(self, levels: int) -> bool:
         return (self.levels_won >= levels and self.forbidden_taps == 0 and self.swipes_while_moving == 0
@@ -112,6 +115,8 @@ def run_game(world: int, player: str, levels: int, latency_ms: float, max_moves:
     out.screens_shown, out.screens_left = _count(t.get("screens_shown")), _count(t.get("screens_left"))
     out.agent_levels_won = int(s.get("levels_won", 0))
     out.stop_reason, out.exit_code, out.play_s, out.journal = str(s.get("stop_reason", "")), wp.exit_code, wp.play_s, wp.journal
+    if s.get("stop_kind") == "limit" and out.agent_levels_won >= levels:
+        out.end_screen = str(t.get("screen_detail", ""))
     return out
 
 
