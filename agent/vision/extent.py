@@ -103,6 +103,15 @@ _RHYTHM = 2.0
 _LINE_SHARP = 0.12
 _RHYTHM_SHARP = 0.15
 _RHYTHM_LAB = 2.5
+# A reference cell of the board's kinds repeats locked to the lattice: it is nearer its
+# twin a whole number of cells away than to itself moved half a cell (see _SHARP). A
+# busy texture, a blurred picture or a frosted surround looks about as much like itself
+# moved half a cell as like any other patch of it, so its cells, which repeat each other
+# loosely wherever the core takes some in, are no reference. Measured (half-cell change
+# over nearest repeat, core cells that repeat): the frosted_edge and cut_corners
+# look-alikes' tiles 2.2 or more at the 1st percentile (median 23); cells of the textures,
+# pictures and panels around them median 1.1, 90th percentile 2.2.
+_LOCKED = 2.0
 _CROSS4 = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
 
@@ -139,6 +148,8 @@ class _Twins:
         valid: np.ndarray | None = None,
         channels: int = 3,
         forgive: bool = False,
+        shift: np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
     ) -> None:
         self.desc = desc
         self.contrast = contrast
@@ -149,10 +160,12 @@ class _Twins:
         self.repeats = False
         self.twin = np.zeros(len(desc), bool)
         self.typical_nn, self.pair = np.inf, 0.0
+        self.limit = self.strict_limit = _TWIN_FLOOR
         self.ref = np.zeros(0, np.int64)
         self.nn = np.full(len(desc), np.inf)
         self.nearest = np.zeros(len(desc), np.int64)
         self.kind_of_ref = np.zeros(0, np.int64)
+        self.unlocked = np.zeros(len(desc), bool)
         if core_idx.size < 4:
             return
         dc = rms_distances(desc[core_idx])
@@ -160,7 +173,18 @@ class _Twins:
         self.pair = float(np.median(dc[np.triu_indices(core_idx.size, 1)]))
         self.typical_nn = float(np.median(nn_core))
         self.repeats = self.typical_nn <= 0.6 * self.pair
-        ref = core_idx[nn_core <= max(_TWIN_FLOOR, _TWIN * self.typical_nn)]
+        keep = nn_core <= max(_TWIN_FLOOR, _TWIN * self.typical_nn)
+        if shift is not None:  # see _LOCKED
+            self.unlocked[core_idx[shift[core_idx] < _LOCKED * nn_core]] = True
+        if allowed is not None:
+            keep &= allowed[core_idx]
+        keep &= ~self.unlocked[core_idx]
+        ref = core_idx[keep]
+        # (never as far as half the typical pair: when the board's own cells differ that
+        # much, as where a busy background shows between tiles, everything would be a twin)
+        self.limit = max(_TWIN_FLOOR, min(_TWIN * self.typical_nn, 0.5 * self.pair), share * self.pair)
+        # the limit without the spread term: for cells judged on something else as well
+        self.strict_limit = max(_TWIN_FLOOR, share * self.pair)
         if ref.size == 0:
             return
         if forgive:
@@ -172,13 +196,8 @@ class _Twins:
             for i in np.flatnonzero(partial):  # cut by the screen's edge: compare what is there
                 m = valid[i]
                 d[i] = np.sqrt(((desc[ref][:, m] - desc[i, m]) ** 2).mean(axis=1))
-        # (never as far as half the typical pair: when the board's own cells differ that
-        # much, as where a busy background shows between tiles, everything would be a twin)
-        self.limit = max(_TWIN_FLOOR, min(_TWIN * self.typical_nn, 0.5 * self.pair), share * self.pair)
         self.nn = d.min(axis=1)
         self.twin = solid & (self.nn < self.limit)
-        # the limit without the spread term: for cells judged on something else as well
-        self.strict_limit = max(_TWIN_FLOOR, share * self.pair)
         # kinds: reference cells joined by being close twins of each other (the strict
         # limit: with the lenient one a bar next to the board could chain into its kinds)
         self.ref = ref
@@ -277,9 +296,13 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     # the board does not. Centre only: a tile standing on another background layer (a
     # candy off its glass tile) is still its kind, and has something in the middle.
     valid = _on_image(lat, w, h, cells.shape[2], cells.shape[-1])
-    whole = _Twins(descriptors(cells, inset=0), _contrast(cells), inside, _TWIN_SHARE, valid, cells.shape[-1], True)
+    whole_desc = descriptors(cells, inset=0)
+    sx, sy = _shift_change(blur, lat, whole_desc)
+    whole = _Twins(whole_desc, _contrast(cells), inside, _TWIN_SHARE, valid, cells.shape[-1], True,
+                   shift=np.minimum(sx, sy))  # fmt: skip
     # a bare centre is a small patch that much of a screen can match: less leniency
-    centre = _Twins(descriptors(cells, inset=2), _contrast(cells[:, :, 1:-1, 1:-1]), inside, _CENTRE_SHARE)
+    centre = _Twins(descriptors(cells, inset=2), _contrast(cells[:, :, 1:-1, 1:-1]), inside, _CENTRE_SHARE,
+                    allowed=~whole.unlocked)  # fmt: skip
     if not whole.repeats:
         return None  # the cells do not repeat: not a board
     # a centre holds something when it is not flat, and not faint in absolute terms
@@ -296,7 +319,6 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     # is peeled off line by line); then lines of obstacles beside the box join it; inside
     # it, a board cell that is smooth and blunt is judged as a possible hole (below).
     if board.any():
-        sx, sy = _shift_change(blur, lat, whole.desc)
         sharp = np.minimum(sx, sy).reshape(lat.rows, lat.cols)
         sharp = sharp / max(float(np.median(sharp[board])), 1e-6)
         close = (whole.nn < _CLOSE * whole.strict_limit).reshape(lat.rows, lat.cols)
@@ -318,7 +340,10 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     r0, r1, c0, c1 = r0 + a0, r0 + a1, c0 + b0, c0 + b1
     if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
         return None
-    g0, g1, h0, h1 = _grow_lines((r0, r1, c0, c1), board | obstacles, rhythm)
+    # A line joins by its firm cells and obstacles, not by loose twins: those were peeled
+    # off just above (a textured backdrop, a panel's margin that passes as twins of a
+    # busy board's cells), and counting them again grew the box back over them.
+    g0, g1, h0, h1 = _grow_lines((r0, r1, c0, c1), firm | obstacles, rhythm)
     if (g0, g1, h0, h1) != (r0, r1, c0, c1):
         added = np.ones_like(board)
         added[r0:r1, c0:c1] = False
