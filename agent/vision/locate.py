@@ -154,10 +154,14 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
             p, strength = float(near[int(np.argmax(around))]), float(around.max())
     if strength <= 0.0:
         return None
+    # Each harmonic is looked for around k times the period fitted from the ones before
+    # it, not k times the proposal: a proposal some percent off puts its later windows
+    # beside the true peaks, onto the bumps between them, which pull the fit off.
     ks, pos, wts = [], [], []
+    fit = p
     for k in range(1, int(0.7 * n / p) + 1):
-        a = max(1, int(np.floor(k * p - 0.2 * p)))
-        b = min(n - 2, int(np.ceil(k * p + 0.2 * p)))
+        a = max(1, int(np.floor(k * fit - 0.2 * p)))
+        b = min(n - 2, int(np.ceil(k * fit + 0.2 * p)))
         if b <= a:
             break
         i = a + int(np.argmax(v[a : b + 1]))
@@ -168,10 +172,9 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
         ks.append(k)
         pos.append(i + float(np.clip(off, -0.5, 0.5)))
         wts.append(max(v[i], 1e-3))
-    if not ks:
-        return p
-    k_arr, pos_arr, w_arr = np.array(ks, float), np.array(pos), np.array(wts)
-    return float((w_arr * k_arr * pos_arr).sum() / (w_arr * k_arr * k_arr).sum())
+        k_arr, pos_arr, w_arr = np.array(ks, float), np.array(pos), np.array(wts)
+        fit = float((w_arr * k_arr * pos_arr).sum() / (w_arr * k_arr * k_arr).sum())
+    return fit
 
 
 # -- phase and extent ----------------------------------------------------------------------
@@ -232,6 +235,10 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
     if px is None or py is None or max(px, py) > 2.0 * min(px, py):
         return None
     px, py = px / first.scale, py / first.scale  # frame pixels
+    # the period found may be a fraction of the proposal (a coarse level's window saw
+    # three cells as one): the board is measured at the scale of the cells it has, as
+    # the extent's measures were made at, not squeezed to a few pixels a cell
+    scale = min(1.0, REFINE_CELL / min(px, py))
 
     margin = [_MARGIN_CELLS] * 4
     phase: tuple[float, float] | None = None  # a lattice corner, frame pixels
