@@ -103,6 +103,11 @@ _RHYTHM = 2.0
 _LINE_SHARP = 0.12
 _RHYTHM_SHARP = 0.15
 _RHYTHM_LAB = 2.5
+# ... and every cell of such a line holds something: obstacles fill the line they stand
+# on, cell by cell, while round buttons two cells apart (each cell a quarter of one) leave
+# blank backdrop between them. Measured: the least cell of the obstacle lines of the
+# edge_columns and crates look-alikes 0.17 or more; the backdrop between buttons 0.00-0.01.
+_RHYTHM_FILL = 0.08
 # A reference cell of the board's kinds repeats locked to the lattice: it is nearer its
 # twin a whole number of cells away than to itself moved half a cell (see _SHARP). A
 # busy texture, a blurred picture or a frosted surround looks about as much like itself
@@ -503,36 +508,49 @@ class _Rhythm:
         self.desc, self.sx, self.sy, self.scale = desc, sx / scale, sy / scale, scale
         self.cells = np.zeros(sx.shape, bool)
 
-    def measure(self, rows: slice | int, cols: slice | int) -> tuple[float, float, float] | None:
-        """A line's median half-cell change along it (a share of the board's typical
-        sharpness), its median ratio to the change to the nearer neighbour cell, and its
-        median sharpness (the smaller half-cell change of each cell); None when too short."""
+    def measure(self, rows: slice | int, cols: slice | int) -> _Line | None:
+        """A line's measures (see _Line); None when too short."""
         along = self.sx[rows, cols] if isinstance(rows, int) else self.sy[rows, cols]
         d = self.desc[rows, cols]
         if len(d) < GRID_MIN:
             return None
-        step = np.sqrt(((d[1:] - d[:-1]) ** 2).mean(axis=1)) / self.scale
-        # each cell against its nearer neighbour along the line: a second kind mixed in
-        # (a stone among the ice) costs only its own cell
-        nearer = np.concatenate([step[:1], np.minimum(step[1:], step[:-1]), step[-1:]])
+        # each cell against its nearest neighbour one or two cells along the line: a second
+        # kind mixed in (a stone among the ice) costs only its own cell, and obstacles
+        # two cells wide (shelves) or of two alternating looks keep the rhythm too
+        nearer = np.full(len(d), np.inf)
+        for k in (1, 2):
+            step = np.sqrt(((d[k:] - d[:-k]) ** 2).mean(axis=1)) / self.scale
+            nearer[:-k] = np.minimum(nearer[:-k], step)
+            nearer[k:] = np.minimum(nearer[k:], step)
         sharp = np.minimum(self.sx[rows, cols], self.sy[rows, cols])
-        return float(np.median(along)), float(np.median(along / np.maximum(nearer, 1e-6))), float(np.median(sharp))
+        return _Line(float(np.median(along)), float(np.median(along / np.maximum(nearer, 1e-6))),
+                     float(np.median(sharp)), float(sharp.min()))  # fmt: skip
 
     def blunt(self, rows: slice | int, cols: slice | int) -> bool:
         """A line of loose twins that is no line of the grid: blunt across (see
         _LINE_SHARP) and without the lattice's rhythm along it."""
         m = self.measure(rows, cols)
-        return m is not None and m[2] < _LINE_SHARP and m[1] < _RHYTHM
+        return m is not None and m.sharp < _LINE_SHARP and m.ratio < _RHYTHM
 
     def joins(self, rows: slice | int, cols: slice | int) -> bool:
         m = self.measure(rows, cols)
         if m is None:
             return False
-        seams, ratio, _ = m
-        ok = seams >= _RHYTHM_SHARP and seams * self.scale >= _RHYTHM_LAB and ratio >= _RHYTHM
+        ok = (m.seams >= _RHYTHM_SHARP and m.seams * self.scale >= _RHYTHM_LAB and m.ratio >= _RHYTHM
+              and m.least >= _RHYTHM_FILL)  # fmt: skip
         if ok:
             self.cells[rows, cols] = True
         return ok
+
+
+@dataclass(frozen=True)
+class _Line:
+    """Measures of a line of cells, as shares of the board's typical sharpness."""
+
+    seams: float  # median half-cell change along the line
+    ratio: float  # median ratio of that to each cell's change to its nearest neighbour along it
+    sharp: float  # median sharpness (the smaller half-cell change of each cell)
+    least: float  # the least sharpness of a cell
 
 
 def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhythm | None = None) -> tuple[int, int, int, int]:
