@@ -108,14 +108,16 @@ _RHYTHM_LAB = 2.5
 # blank backdrop between them. Measured: the least cell of the obstacle lines of the
 # edge_columns and crates look-alikes 0.17 or more; the backdrop between buttons 0.00-0.01.
 _RHYTHM_FILL = 0.08
-# A reference cell of the board's kinds repeats locked to the lattice: it is nearer its
-# twin a whole number of cells away than to itself moved half a cell (see _SHARP). A
-# busy texture, a blurred picture or a frosted surround looks about as much like itself
-# moved half a cell as like any other patch of it, so its cells, which repeat each other
-# loosely wherever the core takes some in, are no reference. Measured (half-cell change
-# over nearest repeat, core cells that repeat): the frosted_edge and cut_corners
-# look-alikes' tiles 2.2 or more at the 1st percentile (median 23); cells of the textures,
-# pictures and panels around them median 1.1, 90th percentile 2.2.
+# A reference cell of the board's kinds repeats locked to the lattice: it and its nearest
+# twin a whole number of cells away are nearer each other than to themselves moved half a
+# cell (see _SHARP). A busy texture, a blurred picture or a frosted surround looks about
+# as much like itself moved half a cell as like any other patch of it, so its cells, which
+# repeat each other loosely wherever the core takes some in, are no reference. Measured
+# (half-cell change over nearest repeat, core cells that repeat): the frosted_edge and
+# cut_corners look-alikes' tiles 2.2 or more at the 1st percentile (median 23); cells of
+# the textures, pictures and panels around them median 1.1, 90th percentile 2.2 (so both
+# of a pair: one texture cell in ten passes alone, and a few made references enough for
+# all of the texture to pass as their twins).
 _LOCKED = 2.0
 _CROSS4 = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
@@ -179,8 +181,10 @@ class _Twins:
         self.typical_nn = float(np.median(nn_core))
         self.repeats = self.typical_nn <= 0.6 * self.pair
         keep = nn_core <= max(_TWIN_FLOOR, _TWIN * self.typical_nn)
-        if shift is not None:  # see _LOCKED
-            self.unlocked[core_idx[shift[core_idx] < _LOCKED * nn_core]] = True
+        if shift is not None:  # see _LOCKED: a cell and its nearest twin alike
+            mate = core_idx[np.argmin(dc + np.diag(np.full(core_idx.size, np.inf)), axis=1)]
+            locked = np.minimum(shift[core_idx], shift[mate]) >= _LOCKED * nn_core
+            self.unlocked[core_idx[~locked]] = True
         if allowed is not None:
             keep &= allowed[core_idx]
         keep &= ~self.unlocked[core_idx]
@@ -326,7 +330,11 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     if board.any():
         sharp = np.minimum(sx, sy).reshape(lat.rows, lat.cols)
         sharp = sharp / max(float(np.median(sharp[board])), 1e-6)
-        close = (whole.nn < _CLOSE * whole.strict_limit).reshape(lat.rows, lat.cols)
+        # close, and locked to the lattice as the references are (see _LOCKED): a margin
+        # of the panel over a textured backdrop can come as near the board's plainer cells
+        # (a grey slab on the panel) as its empty slots come to each other
+        close = (whole.nn < _CLOSE * whole.strict_limit) & (np.minimum(sx, sy) >= _LOCKED * whole.nn)
+        close = close.reshape(lat.rows, lat.cols)
         rough = _roughness(whole.desc).reshape(lat.rows, lat.cols)
         smooth = rough < _SMOOTH * max(float(np.median(rough[board])), 1e-6)
         firm = board & ((sharp >= _SHARP) | (close & ~smooth))
@@ -338,7 +346,8 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
         obstacles, firm, rhythm = np.zeros_like(board), board, None
         sharp, smooth = np.zeros(board.shape), np.zeros_like(board)
 
-    r0, r1, c0, c1 = _trim(board)
+    r0, r1, c0, c1 = _one_block(_trim(board), firm | obstacles, whole_ok.reshape(board.shape),
+                                inside.reshape(board.shape))  # fmt: skip
     if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
         return None
     a0, a1, b0, b1 = _trim(firm[r0:r1, c0:c1])
@@ -584,6 +593,45 @@ def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhyt
             c1, grown = c1 + 1, True
         if not grown:
             return r0, r1, c0, c1
+
+
+Box = tuple[int, int, int, int]  # r0, r1, c0, c1 (exclusive ends)
+
+
+def _one_block(box: Box, cells: np.ndarray, whole: np.ndarray, core: np.ndarray) -> Box:
+    """The box (r0, r1, c0, c1) cut at a line across it that holds none of `cells` (the
+    board's firm cells and obstacles), keeping the part that holds most of the core,
+    unless the other part has whole twins of the board's cells (`whole`: their borders,
+    slots and light too), as a board in two parts split by a row of holes has. What lies
+    past such a gap (a row of round counters under the board, whose centres pass for
+    tiles) is not the board."""
+    r0, r1, c0, c1 = box
+    while r1 - r0 > 2 and c1 - c0 > 2:
+        here = (r0, r1, c0, c1)
+        cut = _cut_at_gap(here, cells, whole, core, 0) or _cut_at_gap(here, cells, whole, core, 1)
+        if cut is None:
+            break
+        r0, r1, c0, c1 = cut
+    return r0, r1, c0, c1
+
+
+def _cut_at_gap(box: Box, cells: np.ndarray, whole: np.ndarray, core: np.ndarray, axis: int) -> Box | None:
+    """The box cut at its first gap across `axis` (0: a row, 1: a column) as _one_block
+    keeps it, or None when no gap cuts anything off."""
+    r0, r1, c0, c1 = box
+    lo, hi = (r0, r1) if axis == 0 else (c0, c1)
+    sub = cells[r0:r1, c0:c1]
+    empty = ~np.asarray(sub.any(axis=1 - axis), bool)
+    for g in (np.flatnonzero(empty[1:-1]) + 1).tolist():
+        parts = [(lo, lo + g), (lo + g + 1, hi)]
+        views = [(slice(a, b), slice(c0, c1)) if axis == 0 else (slice(r0, r1), slice(a, b)) for a, b in parts]
+        held = [float(core[v].sum()) + 1e-3 * float(cells[v].sum()) for v in views]
+        keep = int(np.argmax(held))
+        if int(whole[views[1 - keep]].sum()) >= _MIN_ROW_CELLS:
+            continue
+        a, b = parts[keep]
+        return (a, b, c0, c1) if axis == 0 else (r0, r1, a, b)
+    return None
 
 
 def _trim(board: np.ndarray) -> tuple[int, int, int, int]:
