@@ -53,6 +53,11 @@ _NEAR_GAIN = 1.5  # ... and how much stronger that peak must be
 # No clear peak: comb contrast under this. Measured: the periods chosen on the real shots
 # with obstacles drawn on them 0.067 or more; a proposal 9% off a board of 2x2 crates -0.01-0.02.
 _WEAK = 0.04
+# A board's cells are about square (the real shots: at most 1.08 to 1): a lattice whose
+# cells are twice as long as wide has split the board's tiles in two along one axis (a
+# period halved where tiles are mirror-symmetric), and its half-tiles repeat as well as
+# the tiles do.
+_ELONGATED = 1.5
 
 
 class NoBoardError(AgentError):
@@ -232,7 +237,7 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
     lo = MIN_CELL_PX * first.scale * 0.9
     px = refine_period(vx[0], pxf * first.scale, lo)
     py = refine_period(vy[0], pyf * first.scale, lo)
-    if px is None or py is None or max(px, py) > 2.0 * min(px, py):
+    if px is None or py is None or max(px, py) > _ELONGATED * min(px, py):
         return None
     px, py = px / first.scale, py / first.scale  # frame pixels
     # the period found may be a fraction of the proposal (a coarse level's window saw
@@ -242,6 +247,7 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
 
     margin = [_MARGIN_CELLS] * 4
     phase: tuple[float, float] | None = None  # a lattice corner, frame pixels
+    seen = core_f  # where the board's kinds are learned, frame pixels (set with the phase)
     for _ in range(3):
         box = (rx0 - margin[0] * px, ry0 - margin[1] * py, rx1 + margin[2] * px, ry1 + margin[3] * py)
         crop = _crop(frame, box, scale)
@@ -260,8 +266,12 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
             )  # fmt: skip
             x0, y0, _ = best_phase(blur, wide, px * s, py * s)
             phase = (crop.x0 + x0 / s, crop.y0 + y0 / s)
+            # the extent learns the board's kinds there too: the few cells of a board of
+            # big crates that repeat clearly are too few to learn them from
+            seen = (crop.x0 + wide[0] / s, crop.y0 + wide[1] / s, crop.x0 + wide[2] / s, crop.y0 + wide[3] / s)
         else:  # a bigger crop of the same board: same lattice
             x0, y0 = (phase[0] - crop.x0) * s, (phase[1] - crop.y0) * s
+        core = ((seen[0] - crop.x0) * s, (seen[1] - crop.y0) * s, (seen[2] - crop.x0) * s, (seen[3] - crop.y0) * s)
         ext = board_extent(blur, core, x0, y0, px * s, py * s)
         if ext is None:
             return None
