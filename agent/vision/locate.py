@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -30,7 +30,7 @@ from agent.vision.grid import BBox
 from agent.vision.profile import GRID_MAX, GRID_MIN
 from agent.vision.extent import board_extent
 from agent.vision.lattice import Lattice, blurred_for
-from agent.vision.phase import best_phase
+from agent.vision.phase import best_phase, border_variance
 from agent.vision.periodicity import (
     PeriodCandidate,
     axis_acf,
@@ -58,6 +58,10 @@ _WEAK = 0.04
 # period halved where tiles are mirror-symmetric), and its half-tiles repeat as well as
 # the tiles do.
 _ELONGATED = 1.5
+# The period measured again on the board's box (see _settled) replaces the first when
+# within this share of it; the search looks down to this share of it for a fraction.
+_SETTLE = 0.03
+_SETTLE_LO = 0.8
 
 
 class NoBoardError(AgentError):
@@ -87,6 +91,9 @@ class BoardFind:
     occupied: np.ndarray = field(repr=False)
     holes: np.ndarray = field(repr=False)
     lattice: Lattice = field(repr=False)
+    # how much the cells differ along their borders over the whole board (see
+    # phase.border_variance): least where the lattice's lines fall on the board's own
+    borders: float = field(default=0.0, repr=False)
 
 
 @dataclass(frozen=True)
@@ -282,10 +289,11 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
             break
         margin = [m + _MARGIN_CELLS if g else m for m, g in zip(margin, grow)]
     assert ext is not None  # the loop ran at least once and returned on None
-    lat = crop.to_frame(ext.lattice)
-    if not (GRID_MIN <= lat.rows <= GRID_MAX and GRID_MIN <= lat.cols <= GRID_MAX):
+    if not (GRID_MIN <= ext.lattice.rows <= GRID_MAX and GRID_MIN <= ext.lattice.cols <= GRID_MAX):
         return None
-    rhythm = lattice_periodicity(crop.lab, ext.lattice)
+    settled = _settled(crop, ext.lattice)
+    lat = crop.to_frame(settled)
+    rhythm = lattice_periodicity(crop.lab, settled)
     if rhythm <= 0.0:
         return None
     bbox = (
@@ -295,7 +303,24 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
         min(h, int(round(lat.y1))),
     )
     score = ext.score * rhythm
-    return BoardFind(bbox, lat.rows, lat.cols, (lat.px, lat.py), score, ext.occupied, ext.holes, lat)
+    return BoardFind(bbox, lat.rows, lat.cols, (lat.px, lat.py), score, ext.occupied, ext.holes, lat,
+                     border_variance(blur, settled))  # fmt: skip
+
+
+def _settled(crop: _Crop, lat: Lattice) -> Lattice:
+    """The lattice of a board whose extent is known, its period measured again on the
+    board's own box (crop pixels) and its lines kept where they fall at the board's
+    centre: the first period was measured where repetition was seen, which takes in what
+    lies around a board and only part of it, and a period a fraction of a percent off
+    moves the outer lines by a few pixels."""
+    h, w = crop.lab.shape[:2]
+    x0, y0 = max(0, int(np.floor(lat.x0))), max(0, int(np.floor(lat.y0)))
+    x1, y1 = min(w, int(np.ceil(lat.x1))), min(h, int(np.ceil(lat.y1)))
+    vx, vy = axis_acf(detail(crop.lab[y0:y1, x0:x1])[None])
+    found = [refine_period(v, p, _SETTLE_LO * p) for v, p in ((vx[0], lat.px), (vy[0], lat.py))]
+    px, py = (q if q is not None and abs(q / p - 1.0) < _SETTLE else p for q, p in zip(found, (lat.px, lat.py)))
+    cx, cy = lat.x0 + lat.cols * lat.px / 2, lat.y0 + lat.rows * lat.py / 2
+    return Lattice(cx - lat.cols * px / 2, cy - lat.rows * py / 2, px, py, lat.cols, lat.rows)
 
 
 def find_boards(frame: np.ndarray) -> list[BoardFind]:
@@ -304,12 +329,17 @@ def find_boards(frame: np.ndarray) -> list[BoardFind]:
     check_frame(frame)
     work, sc = work_copy(frame)
     found: list[BoardFind] = []
+    # The same board placed by two candidates differs only in where its lines fall, by a
+    # few pixels, and in its score by noise: the placement whose cell borders vary least
+    # over the whole board (the phase's own measure, taken on all of it) is kept, ranked
+    # by the better score.
     for cand in period_candidates(work, limit=_CANDIDATES):
         b = place(frame, cand, sc)
         if b is not None and not any(_same(b, f) for f in found):
             found.append(b)
         elif b is not None:
-            found = [b if _same(b, f) and b.score > f.score else f for f in found]
+            found = [replace(b if b.borders < f.borders else f, score=max(f.score, b.score)) if _same(b, f) else f
+                     for f in found]  # fmt: skip
     if not found:
         raise NoBoardError("no game board found: nothing on the screen repeats like a grid of tiles")
     return sorted(found, key=lambda b: -b.score)
