@@ -173,6 +173,7 @@ class _Twins:
         self.nearest = np.zeros(len(desc), np.int64)
         self.kind_of_ref = np.zeros(0, np.int64)
         self.unlocked = np.zeros(len(desc), bool)
+        self.locked = np.zeros(len(desc), bool)  # core cells that passed (with `shift`)
         if core_idx.size < 4:
             return
         dc = rms_distances(desc[core_idx])
@@ -185,6 +186,7 @@ class _Twins:
             mate = core_idx[np.argmin(dc + np.diag(np.full(core_idx.size, np.inf)), axis=1)]
             locked = np.minimum(shift[core_idx], shift[mate]) >= _LOCKED * nn_core
             self.unlocked[core_idx[~locked]] = True
+            self.locked[core_idx[locked]] = True
         if allowed is not None:
             keep &= allowed[core_idx]
         keep &= ~self.unlocked[core_idx]
@@ -311,7 +313,7 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
                    shift=np.minimum(sx, sy))  # fmt: skip
     # a bare centre is a small patch that much of a screen can match: less leniency
     centre = _Twins(descriptors(cells, inset=2), _contrast(cells[:, :, 1:-1, 1:-1]), inside, _CENTRE_SHARE,
-                    allowed=~whole.unlocked)  # fmt: skip
+                    allowed=whole.locked)  # fmt: skip
     if not whole.repeats:
         return None  # the cells do not repeat: not a board
     # a centre holds something when it is not flat, and not faint in absolute terms
