@@ -110,7 +110,9 @@ _RHYTHM_LAB = 2.5
 _RHYTHM_FILL = 0.08
 # A reference cell of the board's kinds repeats locked to the lattice: it and its nearest
 # twin a whole number of cells away are nearer each other than to themselves moved half a
-# cell (see _SHARP). A busy texture, a blurred picture or a frosted surround looks about
+# cell, whichever of the four ways (see _SHARP; a hole of the backdrop in a cut corner
+# changes as much as a tile when moved onto the tiles beside it, but not when moved away
+# from them). A busy texture, a blurred picture or a frosted surround looks about
 # as much like itself moved half a cell as like any other patch of it, so its cells, which
 # repeat each other loosely wherever the core takes some in, are no reference. Measured
 # (half-cell change over nearest repeat, core cells that repeat): the frosted_edge and
@@ -308,9 +310,9 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     # candy off its glass tile) is still its kind, and has something in the middle.
     valid = _on_image(lat, w, h, cells.shape[2], cells.shape[-1])
     whole_desc = descriptors(cells, inset=0)
-    sx, sy = _shift_change(blur, lat, whole_desc)
+    sx, sy, least = _shift_change(blur, lat, whole_desc)
     whole = _Twins(whole_desc, _contrast(cells), inside, _TWIN_SHARE, valid, cells.shape[-1], True,
-                   shift=np.minimum(sx, sy))  # fmt: skip
+                   shift=least)  # fmt: skip
     # a bare centre is a small patch that much of a screen can match: less leniency
     centre = _Twins(descriptors(cells, inset=2), _contrast(cells[:, :, 1:-1, 1:-1]), inside, _CENTRE_SHARE,
                     allowed=whole.locked)  # fmt: skip
@@ -335,7 +337,7 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
         # close, and locked to the lattice as the references are (see _LOCKED): a margin
         # of the panel over a textured backdrop can come as near the board's plainer cells
         # (a grey slab on the panel) as its empty slots come to each other
-        close = (whole.nn < _CLOSE * whole.strict_limit) & (np.minimum(sx, sy) >= _LOCKED * whole.nn)
+        close = (whole.nn < _CLOSE * whole.strict_limit) & (least >= _LOCKED * whole.nn)
         close = close.reshape(lat.rows, lat.cols)
         rough = _roughness(whole.desc).reshape(lat.rows, lat.cols)
         smooth = rough < _SMOOTH * max(float(np.median(rough[board])), 1e-6)
@@ -477,15 +479,20 @@ def _roughness(desc: np.ndarray) -> np.ndarray:
     return cast(np.ndarray, np.sqrt((rest**2).sum(axis=2).mean(axis=1)))
 
 
-def _shift_change(blur: np.ndarray, lat: Lattice, desc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _shift_change(blur: np.ndarray, lat: Lattice, desc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How much each whole cell (RMS, Lab units) changes when the lattice is moved half a
-    cell along x, and along y: see _SHARP. Two more remaps of the blurred crop."""
+    cell along x, and along y (see _SHARP), and the least change of the four ways it can
+    move (see _LOCKED). Two more remaps of the blurred crop, a line of cells longer."""
+    r, c = lat.rows, lat.cols
     out = []
     for dx, dy in ((0.5, 0.0), (0.0, 0.5)):
-        moved = Lattice(lat.x0 + dx * lat.px, lat.y0 + dy * lat.py, lat.px, lat.py, lat.cols, lat.rows)
-        d = descriptors(sample_cells(blur, moved), inset=0)
-        out.append(np.sqrt(((d - desc) ** 2).mean(axis=1)))
-    return out[0], out[1]
+        # the views half a cell before each cell and after it, one line of cells longer
+        moved = Lattice(lat.x0 - dx * lat.px, lat.y0 - dy * lat.py, lat.px, lat.py, c + (dx > 0), r + (dy > 0))
+        d = descriptors(sample_cells(blur, moved), inset=0).reshape(moved.rows, moved.cols, -1)
+        before, after = (d[:, :c], d[:, 1:]) if dx > 0 else (d[:r], d[1:])
+        own = desc.reshape(r, c, -1)
+        out += [np.sqrt(((after - own) ** 2).mean(axis=2)).ravel(), np.sqrt(((before - own) ** 2).mean(axis=2)).ravel()]
+    return out[0], out[2], np.minimum.reduce(out)
 
 
 def _obstacle_cells(board: np.ndarray, desc: np.ndarray, sharp: np.ndarray, limit: float) -> np.ndarray:
