@@ -342,19 +342,24 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
         rough = _roughness(whole.desc).reshape(lat.rows, lat.cols)
         smooth = rough < _SMOOTH * max(float(np.median(rough[board])), 1e-6)
         firm = board & ((sharp >= _SHARP) | (close & ~smooth))
+        # One-off pieces (a lit tile, a special, the one tile of its colour) are no twin of
+        # the board's kinds, but objects in their cells as its cells are (sharp, not
+        # smooth, something in the middle): beside a board cell they keep a sparse outer
+        # line of a board with cut corners in the box.
+        pieces = ~board & has_object.reshape(board.shape) & (sharp >= _SHARP) & ~smooth
         obstacles = _obstacle_cells(board, whole.desc, sharp, _CLOSE * whole.strict_limit)
         scale = max(float(np.median(np.minimum(sx, sy).reshape(board.shape)[board])), 1e-6)
         rhythm = _Rhythm(whole.desc.reshape(lat.rows, lat.cols, -1), sx.reshape(board.shape), sy.reshape(board.shape),
                          scale)  # fmt: skip
     else:
-        obstacles, firm, rhythm = np.zeros_like(board), board, None
+        obstacles, firm, rhythm, pieces = np.zeros_like(board), board, None, np.zeros_like(board)
         sharp, smooth = np.zeros(board.shape), np.zeros_like(board)
 
-    r0, r1, c0, c1 = _one_block(_trim(board), firm | obstacles, whole_ok.reshape(board.shape),
+    r0, r1, c0, c1 = _one_block(_trim(board, pieces), firm | obstacles, whole_ok.reshape(board.shape),
                                 inside.reshape(board.shape))  # fmt: skip
     if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
         return None
-    a0, a1, b0, b1 = _trim(firm[r0:r1, c0:c1])
+    a0, a1, b0, b1 = _trim(firm[r0:r1, c0:c1], pieces[r0:r1, c0:c1])
     r0, r1, c0, c1 = r0 + a0, r0 + a1, c0 + b0, c0 + b1
     if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
         return None
@@ -643,24 +648,31 @@ def _cut_at_gap(box: Box, cells: np.ndarray, whole: np.ndarray, core: np.ndarray
     return None
 
 
-def _trim(board: np.ndarray) -> tuple[int, int, int, int]:
-    """The box around the board cells, shrunk until each outer row/column has enough of them."""
+def _trim(board: np.ndarray, pieces: np.ndarray | None = None) -> tuple[int, int, int, int]:
+    """The box around the board cells, shrunk until each outer row/column has enough of
+    them; `pieces` (one-off pieces, see board_extent) count towards enough beside at
+    least one board cell."""
     rows = np.flatnonzero(board.any(axis=1))
     cols = np.flatnonzero(board.any(axis=0))
     if rows.size == 0 or cols.size == 0:
         return 0, 0, 0, 0
+    more = np.zeros_like(board) if pieces is None else pieces & ~board
     r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+
+    def short(cells: np.ndarray, extra: np.ndarray, need: int) -> bool:
+        return bool(cells.sum() == 0 or cells.sum() + extra.sum() < need)
+
     changed = True
     while changed and r1 > r0 and c1 > c0:
         changed = False
-        sub = board[r0:r1, c0:c1]
+        sub, add = board[r0:r1, c0:c1], more[r0:r1, c0:c1]
         need = min(_MIN_ROW_CELLS, max(1, min(sub.shape) // 3))
-        if sub[0].sum() < need:
+        if short(sub[0], add[0], need):
             r0, changed = r0 + 1, True
-        elif sub[-1].sum() < need:
+        elif short(sub[-1], add[-1], need):
             r1, changed = r1 - 1, True
-        elif sub[:, 0].sum() < need:
+        elif short(sub[:, 0], add[:, 0], need):
             c0, changed = c0 + 1, True
-        elif sub[:, -1].sum() < need:
+        elif short(sub[:, -1], add[:, -1], need):
             c1, changed = c1 - 1, True
     return int(r0), int(r1), int(c0), int(c1)
