@@ -1,13 +1,17 @@
 """Which rows and columns of a placed lattice are the board, and which cells are holes.
 
 A cell belongs to the board when it is one of the board's kinds: it has a near-duplicate
-among the clearly repeating cells where the repetition was first seen (the "core"). Two
-views are compared. Whole cells, borders included: a board's cells share their borders,
-so an empty slot is told from a plain strip of the slot's colour beside the board. Cell
-centres: a tile standing on another background layer (a candy off its glass tile) is
-still its kind. Kinds confined to one row or column are bars and frames, not tiles.
-The board is the box around its cells, trimmed until every outer row and column holds
-some; holes are cells of the box that look like what lies around it.
+among the clearly repeating cells where the repetition was first seen (the "core") that
+repeat locked to the lattice (see _LOCKED: a texture or picture taken into the core
+repeats too, but as much half a cell off). Two views are compared. Whole cells, borders
+included: a board's cells share their borders, so an empty slot is told from a plain
+strip of the slot's colour beside the board. Cell centres: a tile standing on another
+background layer (a candy off its glass tile) is still its kind. Kinds confined to one
+row or column are bars and frames, not tiles. The board is the box around its cells,
+trimmed until every outer row and column holds some (one-off pieces, a lit tile or a
+special, count beside a board cell), and cut at a line across it that holds nothing of
+the board (what lies past such a gap is not the board); holes are cells of the box that
+look like what lies around it.
 
 The box's edge is where a sharp lattice stops (see _SHARP): cells that change when the
 lattice moves half a cell are objects in cells, while a frosted, blurred or textured
@@ -17,8 +21,10 @@ twins of a busy board is peeled off. Obstacles (jars, crates, one per cell) are 
 the board's tile kinds and may fill one edge row (a strip by the rule above, and often
 flat beside gems); a line beside the box that is mostly sharp cells closely repeating
 each other or the board's cells joins the box (an obstacle as sharp as a typical tile,
-see _OBSTACLE_SHARP). Inside the box a loose twin that is smooth and blunt (no object in
-its cell) is background, and judged as a hole.
+see _OBSTACLE_SHARP), and so does a line keeping the lattice's rhythm along it, cell by
+cell or every second cell (see _Rhythm: ice, stone, shelves two cells wide). Inside the
+box a loose twin that is smooth and blunt (no object in its cell) is background, and
+judged as a hole.
 """
 
 from __future__ import annotations

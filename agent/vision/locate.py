@@ -6,14 +6,16 @@
    REFINE_CELL pixels:
    - period (`refine_period`): the autocorrelation of the candidate's area decides
      between the proposed period, its multiples and its fractions, then fits it to
-     sub-pixel precision from every harmonic peak;
+     sub-pixel precision from every harmonic peak (cells about square: see _ELONGATED);
    - phase (`phase.best_phase`): where the lattice lines fall, as the position at
      which the cells' borders vary least from cell to cell;
    - extent (`extent.board_extent`): the rows and columns whose cells are the board's
      kinds of cell, and the holes of an irregular board;
+   - settling (`_settled`): the period measured again on the board's own box;
    - rhythm (`lattice_periodicity`): how strongly the final box repeats with exactly
      its period, which makes candidates found different ways comparable.
-3. The best-scoring candidate that makes a 3..12 by 3..12 board wins. Nothing passes on
+3. Placements of one board by several candidates are one (see `_same`, `_better`). The
+   best-scoring candidate that makes a 3..12 by 3..12 board wins. Nothing passes on
    a screen without a board (a menu, noise, a repeating wallpaper: its "board" would
    run past 12 cells or have no distinct tiles), and that is reported, not invented.
 """
