@@ -1,13 +1,17 @@
 """Which rows and columns of a placed lattice are the board, and which cells are holes.
 
 A cell belongs to the board when it is one of the board's kinds: it has a near-duplicate
-among the clearly repeating cells where the repetition was first seen (the "core"). Two
-views are compared. Whole cells, borders included: a board's cells share their borders,
-so an empty slot is told from a plain strip of the slot's colour beside the board. Cell
-centres: a tile standing on another background layer (a candy off its glass tile) is
-still its kind. Kinds confined to one row or column are bars and frames, not tiles.
-The board is the box around its cells, trimmed until every outer row and column holds
-some; holes are cells of the box that look like what lies around it.
+among the clearly repeating cells where the repetition was first seen (the "core") that
+repeat locked to the lattice (see _LOCKED: a texture or picture taken into the core
+repeats too, but as much half a cell off). Two views are compared. Whole cells, borders
+included: a board's cells share their borders, so an empty slot is told from a plain
+strip of the slot's colour beside the board. Cell centres: a tile standing on another
+background layer (a candy off its glass tile) is still its kind. Kinds confined to one
+row or column are bars and frames, not tiles. The board is the box around its cells,
+trimmed until every outer row and column holds some (one-off pieces, a lit tile or a
+special, count beside a board cell), and cut at a line across it that holds nothing of
+the board (what lies past such a gap is not the board); holes are cells of the box that
+look like what lies around it.
 
 The box's edge is where a sharp lattice stops (see _SHARP): cells that change when the
 lattice moves half a cell are objects in cells, while a frosted, blurred or textured
@@ -17,8 +21,10 @@ twins of a busy board is peeled off. Obstacles (jars, crates, one per cell) are 
 the board's tile kinds and may fill one edge row (a strip by the rule above, and often
 flat beside gems); a line beside the box that is mostly sharp cells closely repeating
 each other or the board's cells joins the box (an obstacle as sharp as a typical tile,
-see _OBSTACLE_SHARP). Inside the box a loose twin that is smooth and blunt (no object in
-its cell) is background, and judged as a hole.
+see _OBSTACLE_SHARP), and so does a line keeping the lattice's rhythm along it, cell by
+cell or every second cell (see _Rhythm: ice, stone, shelves two cells wide). Inside the
+box a loose twin that is smooth and blunt (no object in its cell) is background, and
+judged as a hole.
 """
 
 from __future__ import annotations
@@ -103,6 +109,24 @@ _RHYTHM = 2.0
 _LINE_SHARP = 0.12
 _RHYTHM_SHARP = 0.15
 _RHYTHM_LAB = 2.5
+# ... and every cell of such a line holds something: obstacles fill the line they stand
+# on, cell by cell, while round buttons two cells apart (each cell a quarter of one) leave
+# blank backdrop between them. Measured: the least cell of the obstacle lines of the
+# edge_columns and crates look-alikes 0.17 or more; the backdrop between buttons 0.00-0.01.
+_RHYTHM_FILL = 0.08
+# A reference cell of the board's kinds repeats locked to the lattice: it and its nearest
+# twin a whole number of cells away are nearer each other than to themselves moved half a
+# cell, whichever of the four ways (see _SHARP; a hole of the backdrop in a cut corner
+# changes as much as a tile when moved onto the tiles beside it, but not when moved away
+# from them). A busy texture, a blurred picture or a frosted surround looks about
+# as much like itself moved half a cell as like any other patch of it, so its cells, which
+# repeat each other loosely wherever the core takes some in, are no reference. Measured
+# (half-cell change over nearest repeat, core cells that repeat): the frosted_edge and
+# cut_corners look-alikes' tiles 2.2 or more at the 1st percentile (median 23); cells of
+# the textures, pictures and panels around them median 1.1, 90th percentile 2.2 (so both
+# of a pair: one texture cell in ten passes alone, and a few made references enough for
+# all of the texture to pass as their twins).
+_LOCKED = 2.0
 _CROSS4 = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
 
@@ -139,6 +163,8 @@ class _Twins:
         valid: np.ndarray | None = None,
         channels: int = 3,
         forgive: bool = False,
+        shift: np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
     ) -> None:
         self.desc = desc
         self.contrast = contrast
@@ -149,10 +175,13 @@ class _Twins:
         self.repeats = False
         self.twin = np.zeros(len(desc), bool)
         self.typical_nn, self.pair = np.inf, 0.0
+        self.limit = self.strict_limit = _TWIN_FLOOR
         self.ref = np.zeros(0, np.int64)
         self.nn = np.full(len(desc), np.inf)
         self.nearest = np.zeros(len(desc), np.int64)
         self.kind_of_ref = np.zeros(0, np.int64)
+        self.unlocked = np.zeros(len(desc), bool)
+        self.locked = np.zeros(len(desc), bool)  # core cells that passed (with `shift`)
         if core_idx.size < 4:
             return
         dc = rms_distances(desc[core_idx])
@@ -160,7 +189,21 @@ class _Twins:
         self.pair = float(np.median(dc[np.triu_indices(core_idx.size, 1)]))
         self.typical_nn = float(np.median(nn_core))
         self.repeats = self.typical_nn <= 0.6 * self.pair
-        ref = core_idx[nn_core <= max(_TWIN_FLOOR, _TWIN * self.typical_nn)]
+        keep = nn_core <= max(_TWIN_FLOOR, _TWIN * self.typical_nn)
+        if shift is not None:  # see _LOCKED: a cell and its nearest twin alike
+            mate = core_idx[np.argmin(dc + np.diag(np.full(core_idx.size, np.inf)), axis=1)]
+            locked = np.minimum(shift[core_idx], shift[mate]) >= _LOCKED * nn_core
+            self.unlocked[core_idx[~locked]] = True
+            self.locked[core_idx[locked]] = True
+        if allowed is not None:
+            keep &= allowed[core_idx]
+        keep &= ~self.unlocked[core_idx]
+        ref = core_idx[keep]
+        # (never as far as half the typical pair: when the board's own cells differ that
+        # much, as where a busy background shows between tiles, everything would be a twin)
+        self.limit = max(_TWIN_FLOOR, min(_TWIN * self.typical_nn, 0.5 * self.pair), share * self.pair)
+        # the limit without the spread term: for cells judged on something else as well
+        self.strict_limit = max(_TWIN_FLOOR, share * self.pair)
         if ref.size == 0:
             return
         if forgive:
@@ -172,13 +215,8 @@ class _Twins:
             for i in np.flatnonzero(partial):  # cut by the screen's edge: compare what is there
                 m = valid[i]
                 d[i] = np.sqrt(((desc[ref][:, m] - desc[i, m]) ** 2).mean(axis=1))
-        # (never as far as half the typical pair: when the board's own cells differ that
-        # much, as where a busy background shows between tiles, everything would be a twin)
-        self.limit = max(_TWIN_FLOOR, min(_TWIN * self.typical_nn, 0.5 * self.pair), share * self.pair)
         self.nn = d.min(axis=1)
         self.twin = solid & (self.nn < self.limit)
-        # the limit without the spread term: for cells judged on something else as well
-        self.strict_limit = max(_TWIN_FLOOR, share * self.pair)
         # kinds: reference cells joined by being close twins of each other (the strict
         # limit: with the lenient one a bar next to the board could chain into its kinds)
         self.ref = ref
@@ -277,9 +315,13 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     # the board does not. Centre only: a tile standing on another background layer (a
     # candy off its glass tile) is still its kind, and has something in the middle.
     valid = _on_image(lat, w, h, cells.shape[2], cells.shape[-1])
-    whole = _Twins(descriptors(cells, inset=0), _contrast(cells), inside, _TWIN_SHARE, valid, cells.shape[-1], True)
+    whole_desc = descriptors(cells, inset=0)
+    sx, sy, least = _shift_change(blur, lat, whole_desc)
+    whole = _Twins(whole_desc, _contrast(cells), inside, _TWIN_SHARE, valid, cells.shape[-1], True,
+                   shift=least)  # fmt: skip
     # a bare centre is a small patch that much of a screen can match: less leniency
-    centre = _Twins(descriptors(cells, inset=2), _contrast(cells[:, :, 1:-1, 1:-1]), inside, _CENTRE_SHARE)
+    centre = _Twins(descriptors(cells, inset=2), _contrast(cells[:, :, 1:-1, 1:-1]), inside, _CENTRE_SHARE,
+                    allowed=whole.locked)  # fmt: skip
     if not whole.repeats:
         return None  # the cells do not repeat: not a board
     # a centre holds something when it is not flat, and not faint in absolute terms
@@ -296,29 +338,41 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     # is peeled off line by line); then lines of obstacles beside the box join it; inside
     # it, a board cell that is smooth and blunt is judged as a possible hole (below).
     if board.any():
-        sx, sy = _shift_change(blur, lat, whole.desc)
         sharp = np.minimum(sx, sy).reshape(lat.rows, lat.cols)
         sharp = sharp / max(float(np.median(sharp[board])), 1e-6)
-        close = (whole.nn < _CLOSE * whole.strict_limit).reshape(lat.rows, lat.cols)
+        # close, and locked to the lattice as the references are (see _LOCKED): a margin
+        # of the panel over a textured backdrop can come as near the board's plainer cells
+        # (a grey slab on the panel) as its empty slots come to each other
+        close = (whole.nn < _CLOSE * whole.strict_limit) & (least >= _LOCKED * whole.nn)
+        close = close.reshape(lat.rows, lat.cols)
         rough = _roughness(whole.desc).reshape(lat.rows, lat.cols)
         smooth = rough < _SMOOTH * max(float(np.median(rough[board])), 1e-6)
         firm = board & ((sharp >= _SHARP) | (close & ~smooth))
+        # One-off pieces (a lit tile, a special, the one tile of its colour) are no twin of
+        # the board's kinds, but objects in their cells as its cells are (sharp, not
+        # smooth, something in the middle): beside a board cell they keep a sparse outer
+        # line of a board with cut corners in the box.
+        pieces = ~board & has_object.reshape(board.shape) & (sharp >= _SHARP) & ~smooth
         obstacles = _obstacle_cells(board, whole.desc, sharp, _CLOSE * whole.strict_limit)
         scale = max(float(np.median(np.minimum(sx, sy).reshape(board.shape)[board])), 1e-6)
         rhythm = _Rhythm(whole.desc.reshape(lat.rows, lat.cols, -1), sx.reshape(board.shape), sy.reshape(board.shape),
                          scale)  # fmt: skip
     else:
-        obstacles, firm, rhythm = np.zeros_like(board), board, None
+        obstacles, firm, rhythm, pieces = np.zeros_like(board), board, None, np.zeros_like(board)
         sharp, smooth = np.zeros(board.shape), np.zeros_like(board)
 
-    r0, r1, c0, c1 = _trim(board)
+    r0, r1, c0, c1 = _one_block(_trim(board, pieces), firm | obstacles, whole_ok.reshape(board.shape),
+                                inside.reshape(board.shape))  # fmt: skip
     if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
         return None
-    a0, a1, b0, b1 = _trim(firm[r0:r1, c0:c1])
+    a0, a1, b0, b1 = _trim(firm[r0:r1, c0:c1], pieces[r0:r1, c0:c1])
     r0, r1, c0, c1 = r0 + a0, r0 + a1, c0 + b0, c0 + b1
     if r1 - r0 < GRID_MIN or c1 - c0 < GRID_MIN:
         return None
-    g0, g1, h0, h1 = _grow_lines((r0, r1, c0, c1), board | obstacles, rhythm)
+    # A line joins by its firm cells and obstacles, not by loose twins: those were peeled
+    # off just above (a textured backdrop, a panel's margin that passes as twins of a
+    # busy board's cells), and counting them again grew the box back over them.
+    g0, g1, h0, h1 = _grow_lines((r0, r1, c0, c1), firm | obstacles, rhythm)
     if (g0, g1, h0, h1) != (r0, r1, c0, c1):
         added = np.ones_like(board)
         added[r0:r1, c0:c1] = False
@@ -436,15 +490,20 @@ def _roughness(desc: np.ndarray) -> np.ndarray:
     return cast(np.ndarray, np.sqrt((rest**2).sum(axis=2).mean(axis=1)))
 
 
-def _shift_change(blur: np.ndarray, lat: Lattice, desc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _shift_change(blur: np.ndarray, lat: Lattice, desc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How much each whole cell (RMS, Lab units) changes when the lattice is moved half a
-    cell along x, and along y: see _SHARP. Two more remaps of the blurred crop."""
+    cell along x, and along y (see _SHARP), and the least change of the four ways it can
+    move (see _LOCKED). Two more remaps of the blurred crop, a line of cells longer."""
+    r, c = lat.rows, lat.cols
     out = []
     for dx, dy in ((0.5, 0.0), (0.0, 0.5)):
-        moved = Lattice(lat.x0 + dx * lat.px, lat.y0 + dy * lat.py, lat.px, lat.py, lat.cols, lat.rows)
-        d = descriptors(sample_cells(blur, moved), inset=0)
-        out.append(np.sqrt(((d - desc) ** 2).mean(axis=1)))
-    return out[0], out[1]
+        # the views half a cell before each cell and after it, one line of cells longer
+        moved = Lattice(lat.x0 - dx * lat.px, lat.y0 - dy * lat.py, lat.px, lat.py, c + (dx > 0), r + (dy > 0))
+        d = descriptors(sample_cells(blur, moved), inset=0).reshape(moved.rows, moved.cols, -1)
+        before, after = (d[:, :c], d[:, 1:]) if dx > 0 else (d[:r], d[1:])
+        own = desc.reshape(r, c, -1)
+        out += [np.sqrt(((after - own) ** 2).mean(axis=2)).ravel(), np.sqrt(((before - own) ** 2).mean(axis=2)).ravel()]
+    return out[0], out[2], np.minimum.reduce(out)
 
 
 def _obstacle_cells(board: np.ndarray, desc: np.ndarray, sharp: np.ndarray, limit: float) -> np.ndarray:
@@ -478,36 +537,49 @@ class _Rhythm:
         self.desc, self.sx, self.sy, self.scale = desc, sx / scale, sy / scale, scale
         self.cells = np.zeros(sx.shape, bool)
 
-    def measure(self, rows: slice | int, cols: slice | int) -> tuple[float, float, float] | None:
-        """A line's median half-cell change along it (a share of the board's typical
-        sharpness), its median ratio to the change to the nearer neighbour cell, and its
-        median sharpness (the smaller half-cell change of each cell); None when too short."""
+    def measure(self, rows: slice | int, cols: slice | int) -> _Line | None:
+        """A line's measures (see _Line); None when too short."""
         along = self.sx[rows, cols] if isinstance(rows, int) else self.sy[rows, cols]
         d = self.desc[rows, cols]
         if len(d) < GRID_MIN:
             return None
-        step = np.sqrt(((d[1:] - d[:-1]) ** 2).mean(axis=1)) / self.scale
-        # each cell against its nearer neighbour along the line: a second kind mixed in
-        # (a stone among the ice) costs only its own cell
-        nearer = np.concatenate([step[:1], np.minimum(step[1:], step[:-1]), step[-1:]])
+        # each cell against its nearest neighbour one or two cells along the line: a second
+        # kind mixed in (a stone among the ice) costs only its own cell, and obstacles
+        # two cells wide (shelves) or of two alternating looks keep the rhythm too
+        nearer = np.full(len(d), np.inf)
+        for k in (1, 2):
+            step = np.sqrt(((d[k:] - d[:-k]) ** 2).mean(axis=1)) / self.scale
+            nearer[:-k] = np.minimum(nearer[:-k], step)
+            nearer[k:] = np.minimum(nearer[k:], step)
         sharp = np.minimum(self.sx[rows, cols], self.sy[rows, cols])
-        return float(np.median(along)), float(np.median(along / np.maximum(nearer, 1e-6))), float(np.median(sharp))
+        return _Line(float(np.median(along)), float(np.median(along / np.maximum(nearer, 1e-6))),
+                     float(np.median(sharp)), float(sharp.min()))  # fmt: skip
 
     def blunt(self, rows: slice | int, cols: slice | int) -> bool:
         """A line of loose twins that is no line of the grid: blunt across (see
         _LINE_SHARP) and without the lattice's rhythm along it."""
         m = self.measure(rows, cols)
-        return m is not None and m[2] < _LINE_SHARP and m[1] < _RHYTHM
+        return m is not None and m.sharp < _LINE_SHARP and m.ratio < _RHYTHM
 
     def joins(self, rows: slice | int, cols: slice | int) -> bool:
         m = self.measure(rows, cols)
         if m is None:
             return False
-        seams, ratio, _ = m
-        ok = seams >= _RHYTHM_SHARP and seams * self.scale >= _RHYTHM_LAB and ratio >= _RHYTHM
+        ok = (m.seams >= _RHYTHM_SHARP and m.seams * self.scale >= _RHYTHM_LAB and m.ratio >= _RHYTHM
+              and m.least >= _RHYTHM_FILL)  # fmt: skip
         if ok:
             self.cells[rows, cols] = True
         return ok
+
+
+@dataclass(frozen=True)
+class _Line:
+    """Measures of a line of cells, as shares of the board's typical sharpness."""
+
+    seams: float  # median half-cell change along the line
+    ratio: float  # median ratio of that to each cell's change to its nearest neighbour along it
+    sharp: float  # median sharpness (the smaller half-cell change of each cell)
+    least: float  # the least sharpness of a cell
 
 
 def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhythm | None = None) -> tuple[int, int, int, int]:
@@ -543,24 +615,70 @@ def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhyt
             return r0, r1, c0, c1
 
 
-def _trim(board: np.ndarray) -> tuple[int, int, int, int]:
-    """The box around the board cells, shrunk until each outer row/column has enough of them."""
+Box = tuple[int, int, int, int]  # r0, r1, c0, c1 (exclusive ends)
+
+
+def _one_block(box: Box, cells: np.ndarray, whole: np.ndarray, core: np.ndarray) -> Box:
+    """The box (r0, r1, c0, c1) cut at a line across it that holds none of `cells` (the
+    board's firm cells and obstacles), keeping the part that holds most of the core,
+    unless the other part has whole twins of the board's cells (`whole`: their borders,
+    slots and light too), as a board in two parts split by a row of holes has. What lies
+    past such a gap (a row of round counters under the board, whose centres pass for
+    tiles) is not the board."""
+    r0, r1, c0, c1 = box
+    while r1 - r0 > 2 and c1 - c0 > 2:
+        here = (r0, r1, c0, c1)
+        cut = _cut_at_gap(here, cells, whole, core, 0) or _cut_at_gap(here, cells, whole, core, 1)
+        if cut is None:
+            break
+        r0, r1, c0, c1 = cut
+    return r0, r1, c0, c1
+
+
+def _cut_at_gap(box: Box, cells: np.ndarray, whole: np.ndarray, core: np.ndarray, axis: int) -> Box | None:
+    """The box cut at its first gap across `axis` (0: a row, 1: a column) as _one_block
+    keeps it, or None when no gap cuts anything off."""
+    r0, r1, c0, c1 = box
+    lo, hi = (r0, r1) if axis == 0 else (c0, c1)
+    sub = cells[r0:r1, c0:c1]
+    empty = ~np.asarray(sub.any(axis=1 - axis), bool)
+    for g in (np.flatnonzero(empty[1:-1]) + 1).tolist():
+        parts = [(lo, lo + g), (lo + g + 1, hi)]
+        views = [(slice(a, b), slice(c0, c1)) if axis == 0 else (slice(r0, r1), slice(a, b)) for a, b in parts]
+        held = [float(core[v].sum()) + 1e-3 * float(cells[v].sum()) for v in views]
+        keep = int(np.argmax(held))
+        if int(whole[views[1 - keep]].sum()) >= _MIN_ROW_CELLS:
+            continue
+        a, b = parts[keep]
+        return (a, b, c0, c1) if axis == 0 else (r0, r1, a, b)
+    return None
+
+
+def _trim(board: np.ndarray, pieces: np.ndarray | None = None) -> tuple[int, int, int, int]:
+    """The box around the board cells, shrunk until each outer row/column has enough of
+    them; `pieces` (one-off pieces, see board_extent) count towards enough beside at
+    least one board cell."""
     rows = np.flatnonzero(board.any(axis=1))
     cols = np.flatnonzero(board.any(axis=0))
     if rows.size == 0 or cols.size == 0:
         return 0, 0, 0, 0
+    more = np.zeros_like(board) if pieces is None else pieces & ~board
     r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+
+    def short(cells: np.ndarray, extra: np.ndarray, need: int) -> bool:
+        return bool(cells.sum() == 0 or cells.sum() + extra.sum() < need)
+
     changed = True
     while changed and r1 > r0 and c1 > c0:
         changed = False
-        sub = board[r0:r1, c0:c1]
+        sub, add = board[r0:r1, c0:c1], more[r0:r1, c0:c1]
         need = min(_MIN_ROW_CELLS, max(1, min(sub.shape) // 3))
-        if sub[0].sum() < need:
+        if short(sub[0], add[0], need):
             r0, changed = r0 + 1, True
-        elif sub[-1].sum() < need:
+        elif short(sub[-1], add[-1], need):
             r1, changed = r1 - 1, True
-        elif sub[:, 0].sum() < need:
+        elif short(sub[:, 0], add[:, 0], need):
             c0, changed = c0 + 1, True
-        elif sub[:, -1].sum() < need:
+        elif short(sub[:, -1], add[:, -1], need):
             c1, changed = c1 - 1, True
     return int(r0), int(r1), int(c0), int(c1)

@@ -6,21 +6,23 @@
    REFINE_CELL pixels:
    - period (`refine_period`): the autocorrelation of the candidate's area decides
      between the proposed period, its multiples and its fractions, then fits it to
-     sub-pixel precision from every harmonic peak;
+     sub-pixel precision from every harmonic peak (cells about square: see _ELONGATED);
    - phase (`phase.best_phase`): where the lattice lines fall, as the position at
      which the cells' borders vary least from cell to cell;
    - extent (`extent.board_extent`): the rows and columns whose cells are the board's
      kinds of cell, and the holes of an irregular board;
+   - settling (`_settled`): the period measured again on the board's own box;
    - rhythm (`lattice_periodicity`): how strongly the final box repeats with exactly
      its period, which makes candidates found different ways comparable.
-3. The best-scoring candidate that makes a 3..12 by 3..12 board wins. Nothing passes on
+3. Placements of one board by several candidates are one (see `_same`, `_better`). The
+   best-scoring candidate that makes a 3..12 by 3..12 board wins. Nothing passes on
    a screen without a board (a menu, noise, a repeating wallpaper: its "board" would
    run past 12 cells or have no distinct tiles), and that is reported, not invented.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -30,7 +32,7 @@ from agent.vision.grid import BBox
 from agent.vision.profile import GRID_MAX, GRID_MIN
 from agent.vision.extent import board_extent
 from agent.vision.lattice import Lattice, blurred_for
-from agent.vision.phase import best_phase
+from agent.vision.phase import best_phase, border_variance
 from agent.vision.periodicity import (
     PeriodCandidate,
     axis_acf,
@@ -53,6 +55,24 @@ _NEAR_GAIN = 1.5  # ... and how much stronger that peak must be
 # No clear peak: comb contrast under this. Measured: the periods chosen on the real shots
 # with obstacles drawn on them 0.067 or more; a proposal 9% off a board of 2x2 crates -0.01-0.02.
 _WEAK = 0.04
+# A board's cells are about square (the real shots: at most 1.08 to 1): a lattice whose
+# cells are twice as long as wide has split the board's tiles in two along one axis (a
+# period halved where tiles are mirror-symmetric), and its half-tiles repeat as well as
+# the tiles do.
+_ELONGATED = 1.5
+# The period measured again on the board's box (see _settled) replaces the first when
+# within this share of it; the search looks down to this share of it for a fraction.
+_SETTLE = 0.03
+_SETTLE_LO = 0.8
+# Two placements are of the same board when their periods are within this share of
+# each other and their boxes share this much of the smaller one (see _same).
+_SAME_PITCH = 0.02
+_SAME_SHARE = 0.5
+# ... and of two, the one holding more cells is kept unless its score is under this share
+# of the other's. Measured on the look-alike families (27 such pairs): the true board
+# against one stopping short of its outer rows 0.96 or more; a box grown over a textured
+# backdrop against the true board 0.51.
+_SAME_SCORE = 0.75
 
 
 class NoBoardError(AgentError):
@@ -82,6 +102,9 @@ class BoardFind:
     occupied: np.ndarray = field(repr=False)
     holes: np.ndarray = field(repr=False)
     lattice: Lattice = field(repr=False)
+    # how much the cells differ along their borders over the whole board (see
+    # phase.border_variance): least where the lattice's lines fall on the board's own
+    borders: float = field(default=0.0, repr=False)
 
 
 @dataclass(frozen=True)
@@ -154,10 +177,14 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
             p, strength = float(near[int(np.argmax(around))]), float(around.max())
     if strength <= 0.0:
         return None
+    # Each harmonic is looked for around k times the period fitted from the ones before
+    # it, not k times the proposal: a proposal some percent off puts its later windows
+    # beside the true peaks, onto the bumps between them, which pull the fit off.
     ks, pos, wts = [], [], []
+    fit = p
     for k in range(1, int(0.7 * n / p) + 1):
-        a = max(1, int(np.floor(k * p - 0.2 * p)))
-        b = min(n - 2, int(np.ceil(k * p + 0.2 * p)))
+        a = max(1, int(np.floor(k * fit - 0.2 * p)))
+        b = min(n - 2, int(np.ceil(k * fit + 0.2 * p)))
         if b <= a:
             break
         i = a + int(np.argmax(v[a : b + 1]))
@@ -168,18 +195,20 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
         ks.append(k)
         pos.append(i + float(np.clip(off, -0.5, 0.5)))
         wts.append(max(v[i], 1e-3))
-    if not ks:
-        return p
-    k_arr, pos_arr, w_arr = np.array(ks, float), np.array(pos), np.array(wts)
-    return float((w_arr * k_arr * pos_arr).sum() / (w_arr * k_arr * k_arr).sum())
+        k_arr, pos_arr, w_arr = np.array(ks, float), np.array(pos), np.array(wts)
+        fit = float((w_arr * k_arr * pos_arr).sum() / (w_arr * k_arr * k_arr).sum())
+    return fit
 
 
 # -- phase and extent ----------------------------------------------------------------------
 
 
-def lattice_periodicity(lab: np.ndarray, lat: Lattice) -> float:
+def lattice_periodicity(lab: np.ndarray, lat: Lattice, holes: np.ndarray | None = None) -> float:
     """How strongly the box of a placed lattice repeats with exactly its periods: the
     weaker of the x and y comb contrasts of its autocorrelation (see comb_scores).
+    `holes` (rows, cols) marks cells of an irregular board that show what lies behind
+    it: they count as flat, so a picture behind its cut corners does not drown the
+    rhythm of its cells.
 
     A property of the answer alone, so candidates found different ways compare fairly:
     a lattice laid over a board at the wrong pitch finds its box repeating at another."""
@@ -192,6 +221,11 @@ def lattice_periodicity(lab: np.ndarray, lat: Lattice) -> float:
     # compressed, so a few high-contrast tiles on a board of faint empty slots do not
     # drown the slots' edges, which are what repeats there
     d = np.log1p(d / max(float(np.median(d)), 1e-3))
+    if holes is not None and holes.any() and not holes.all():
+        ys = np.clip(((np.arange(y0, y1) + 0.5 - lat.y0) // lat.py).astype(int), 0, lat.rows - 1)
+        xs = np.clip(((np.arange(x0, x1) + 0.5 - lat.x0) // lat.px).astype(int), 0, lat.cols - 1)
+        behind = holes[ys[:, None], xs[None, :]]
+        d[behind] = float(d[~behind].mean())
     vx, vy = axis_acf(d[None])
     cx = comb_scores(vx, np.array([lat.px]), span=1.0, harmonics=1)[0, 0]
     cy = comb_scores(vy, np.array([lat.py]), span=1.0, harmonics=1)[0, 0]
@@ -229,12 +263,17 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
     lo = MIN_CELL_PX * first.scale * 0.9
     px = refine_period(vx[0], pxf * first.scale, lo)
     py = refine_period(vy[0], pyf * first.scale, lo)
-    if px is None or py is None or max(px, py) > 2.0 * min(px, py):
+    if px is None or py is None or max(px, py) > _ELONGATED * min(px, py):
         return None
     px, py = px / first.scale, py / first.scale  # frame pixels
+    # the period found may be a fraction of the proposal (a coarse level's window saw
+    # three cells as one): the board is measured at the scale of the cells it has, as
+    # the extent's measures were made at, not squeezed to a few pixels a cell
+    scale = min(1.0, REFINE_CELL / min(px, py))
 
     margin = [_MARGIN_CELLS] * 4
     phase: tuple[float, float] | None = None  # a lattice corner, frame pixels
+    seen = core_f  # where the board's kinds are learned, frame pixels (set with the phase)
     for _ in range(3):
         box = (rx0 - margin[0] * px, ry0 - margin[1] * py, rx1 + margin[2] * px, ry1 + margin[3] * py)
         crop = _crop(frame, box, scale)
@@ -253,8 +292,12 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
             )  # fmt: skip
             x0, y0, _ = best_phase(blur, wide, px * s, py * s)
             phase = (crop.x0 + x0 / s, crop.y0 + y0 / s)
+            # the extent learns the board's kinds there too: the few cells of a board of
+            # big crates that repeat clearly are too few to learn them from
+            seen = (crop.x0 + wide[0] / s, crop.y0 + wide[1] / s, crop.x0 + wide[2] / s, crop.y0 + wide[3] / s)
         else:  # a bigger crop of the same board: same lattice
             x0, y0 = (phase[0] - crop.x0) * s, (phase[1] - crop.y0) * s
+        core = ((seen[0] - crop.x0) * s, (seen[1] - crop.y0) * s, (seen[2] - crop.x0) * s, (seen[3] - crop.y0) * s)
         ext = board_extent(blur, core, x0, y0, px * s, py * s)
         if ext is None:
             return None
@@ -265,10 +308,11 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
             break
         margin = [m + _MARGIN_CELLS if g else m for m, g in zip(margin, grow)]
     assert ext is not None  # the loop ran at least once and returned on None
-    lat = crop.to_frame(ext.lattice)
-    if not (GRID_MIN <= lat.rows <= GRID_MAX and GRID_MIN <= lat.cols <= GRID_MAX):
+    if not (GRID_MIN <= ext.lattice.rows <= GRID_MAX and GRID_MIN <= ext.lattice.cols <= GRID_MAX):
         return None
-    rhythm = lattice_periodicity(crop.lab, ext.lattice)
+    settled = _settled(crop, ext.lattice)
+    lat = crop.to_frame(settled)
+    rhythm = lattice_periodicity(crop.lab, settled, ext.holes)
     if rhythm <= 0.0:
         return None
     bbox = (
@@ -278,7 +322,24 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
         min(h, int(round(lat.y1))),
     )
     score = ext.score * rhythm
-    return BoardFind(bbox, lat.rows, lat.cols, (lat.px, lat.py), score, ext.occupied, ext.holes, lat)
+    return BoardFind(bbox, lat.rows, lat.cols, (lat.px, lat.py), score, ext.occupied, ext.holes, lat,
+                     border_variance(blur, settled))  # fmt: skip
+
+
+def _settled(crop: _Crop, lat: Lattice) -> Lattice:
+    """The lattice of a board whose extent is known, its period measured again on the
+    board's own box (crop pixels) and its lines kept where they fall at the board's
+    centre: the first period was measured where repetition was seen, which takes in what
+    lies around a board and only part of it, and a period a fraction of a percent off
+    moves the outer lines by a few pixels."""
+    h, w = crop.lab.shape[:2]
+    x0, y0 = max(0, int(np.floor(lat.x0))), max(0, int(np.floor(lat.y0)))
+    x1, y1 = min(w, int(np.ceil(lat.x1))), min(h, int(np.ceil(lat.y1)))
+    vx, vy = axis_acf(detail(crop.lab[y0:y1, x0:x1])[None])
+    found = [refine_period(v, p, _SETTLE_LO * p) for v, p in ((vx[0], lat.px), (vy[0], lat.py))]
+    px, py = (q if q is not None and abs(q / p - 1.0) < _SETTLE else p for q, p in zip(found, (lat.px, lat.py)))
+    cx, cy = lat.x0 + lat.cols * lat.px / 2, lat.y0 + lat.rows * lat.py / 2
+    return Lattice(cx - lat.cols * px / 2, cy - lat.rows * py / 2, px, py, lat.cols, lat.rows)
 
 
 def find_boards(frame: np.ndarray) -> list[BoardFind]:
@@ -289,17 +350,50 @@ def find_boards(frame: np.ndarray) -> list[BoardFind]:
     found: list[BoardFind] = []
     for cand in period_candidates(work, limit=_CANDIDATES):
         b = place(frame, cand, sc)
-        if b is not None and not any(_same(b, f) for f in found):
+        if b is None:
+            continue
+        same = [f for f in found if _same(b, f)]
+        if not same:
             found.append(b)
-        elif b is not None:
-            found = [b if _same(b, f) and b.score > f.score else f for f in found]
+            continue
+        # The same board placed by two candidates: see _better; it ranks by the better score.
+        kept = b
+        for f in same:
+            kept = replace(_better(kept, f), score=max(kept.score, f.score))
+        found = [f for f in found if not any(f is g for g in same)] + [kept]
     if not found:
         raise NoBoardError("no game board found: nothing on the screen repeats like a grid of tiles")
     return sorted(found, key=lambda b: -b.score)
 
 
 def _same(a: BoardFind, b: BoardFind) -> bool:
-    return (a.rows, a.cols) == (b.rows, b.cols) and max(abs(u - v) for u, v in zip(a.bbox, b.bbox)) < 0.25 * min(a.pitch)
+    """Two placements of one board: the same lattice (periods within a few percent, lines
+    within a quarter cell of each other) over boxes sharing most of the smaller one."""
+    la, lb = a.lattice, b.lattice
+    for pa, pb, oa, ob in ((la.px, lb.px, la.x0, lb.x0), (la.py, lb.py, la.y0, lb.y0)):
+        if abs(pa / pb - 1.0) > _SAME_PITCH:
+            return False
+        off = (oa - ob) / pa
+        if abs(off - round(off)) > 0.25:
+            return False
+    ix = max(0, min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0]))
+    iy = max(0, min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1]))
+    smaller = min((u[2] - u[0]) * (u[3] - u[1]) for u in (a.bbox, b.bbox))
+    return ix * iy >= _SAME_SHARE * smaller
+
+
+def _better(a: BoardFind, b: BoardFind) -> BoardFind:
+    """Of two placements of one board, the one holding more of its cells (the extent
+    learned from a candidate that saw only part of a board with cut corners and lit tiles
+    can stop short of its sparse outer rows), unless its score is clearly lower (its box
+    took in something without the board's rhythm); of two holding as many, the one whose
+    cell borders vary least over the whole board (the phase's own measure, taken on all
+    of it: their lines differ by a few pixels, their scores by noise)."""
+    na, nb = int(a.occupied.sum()), int(b.occupied.sum())
+    if na != nb:
+        big, small = (a, b) if na > nb else (b, a)
+        return big if big.score >= _SAME_SCORE * small.score else small
+    return a if a.borders < b.borders else b
 
 
 def find_board(frame: np.ndarray) -> BoardFind:

@@ -10,9 +10,11 @@ board that is nearly all empty slots.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
-from agent.vision.lattice import Lattice, sample_cells
+from agent.vision.lattice import DESC_SAMPLE, Lattice, sample_cells
 
 
 def border_variance(blur: np.ndarray, lat: Lattice) -> float:
@@ -36,8 +38,9 @@ def best_phase(blur: np.ndarray, core: tuple[float, float, float, float], px: fl
         return border_variance(blur, Lattice(cx0 + fx, cy0 + fy, px, py, cols, rows))
 
     n = 16
-    grid = [(score(i * px / n, j * py / n), i * px / n, j * py / n) for j in range(n) for i in range(n)]
-    best, fx, fy = min(grid)
+    grid = _coarse_scores(blur, cx0, cy0, px, py, cols, rows, n)
+    j, i = np.unravel_index(int(np.argmin(grid)), grid.shape)
+    best, fx, fy = float(grid[j, i]), float(i * px / n), float(j * py / n)
     # finer, one axis at a time
     for axis in (0, 1):
         p = px if axis == 0 else py
@@ -50,3 +53,34 @@ def best_phase(blur: np.ndarray, core: tuple[float, float, float, float], px: fl
             fy += shift
         best = float(vals.min())
     return cx0 + fx, cy0 + fy, best
+
+
+def _coarse_scores(blur: np.ndarray, cx0: float, cy0: float, px: float, py: float, cols: int, rows: int,
+                   n: int) -> np.ndarray:  # fmt: skip
+    """border_variance of the lattice at every phase (i*px/n, j*py/n) from (cx0, cy0),
+    as an (n, n) array indexed [j, i], from one sampling of the area: with n an even
+    multiple of the samples per cell side, every phase's points lie on one grid of n
+    points a cell, and the sums over cells that the variances need are shared."""
+    s = DESC_SAMPLE
+    step = n // s
+    if n % s or step % 2:
+        return np.array([[border_variance(blur, Lattice(cx0 + i * px / n, cy0 + j * py / n, px, py, cols, rows))
+                          for i in range(n)] for j in range(n)])  # fmt: skip
+    # A cell's sample u of the lattice at phase i lies (c + (u + 1/2) / s + i / n) cells on,
+    # at grid point n*c + o with o = step*u + step/2 + i < 2n; sample_cells reads a
+    # one-sample cell at its middle, hence the grid's half step back.
+    grid = Lattice(cx0 - px / n / 2, cy0 - py / n / 2, px / n, py / n, n * (cols + 1), n * (rows + 1))
+    fine = sample_cells(blur, grid, sample=1).reshape(n * (rows + 1), n * (cols + 1), -1).astype(np.float64)
+    sums = []
+    for v in (fine, fine * fine):
+        blocks = v.reshape(rows + 1, n, cols + 1, n, -1)
+        by_x = np.concatenate([blocks[:, :, :cols].sum(axis=2), blocks[:, :, 1:].sum(axis=2)], axis=2)  # o_x < 2n
+        sums.append(np.concatenate([by_x[:rows].sum(axis=0), by_x[1:].sum(axis=0)], axis=0))  # (2n, 2n, C)
+    cells = rows * cols
+    mean = sums[0] / cells
+    var = (sums[1] / cells - mean * mean).sum(axis=-1)  # (o_y, o_x)
+    o = step * np.arange(s)[None, :] + step // 2 + np.arange(n)[:, None]  # (phase, sample)
+    at = var[o[:, None, :, None], o[None, :, None, :]]  # (j, i, v, u)
+    ring = np.ones((s, s), bool)
+    ring[1:-1, 1:-1] = False
+    return cast(np.ndarray, at[:, :, ring].mean(axis=-1) / np.maximum(at.mean(axis=(2, 3)), 1e-6))

@@ -14,6 +14,7 @@ from agent.games.match3.game import Match3Screen
 from agent.games.match3.lookalike import UNEVEN, make_case
 from agent.games.match3.lookalike.scene import SPANNED
 from agent.vision.frames import calibrate_frames
+from agent.vision.locate import find_boards
 from agent.vision.relearn import Refound, find_again
 from agent.vision.scoring import iou
 
@@ -24,10 +25,40 @@ from agent.vision.scoring import iou
 SAMPLE = [("edge_columns", 0), ("edge_columns", 1), ("edge_columns", 2), ("edge_columns", 8), ("crates", 0),
           ("crates", 7), ("crates", 10), ("crates", 19), ("frosted_edge", 4), ("frosted_edge", 5), ("cut_corners", 1),
           ("cut_corners", 5)]  # fmt: skip
-# ... and screens that do not yet: a wall of blocks on a busy texture whose cells repeat
-# as closely as the board's grows over the texture; a board of icons on a busy texture
-# is not found. Strict: once calibration finds them, the mark must go.
-NOT_YET = [("edge_columns", 18), ("cut_corners", 0)]
+# ... and screens that one stage once got wrong (failures of the bench), by what it was:
+ONCE_MISSED = [
+    # a busy texture or a blurred picture round a small board, taken into the area where
+    # repetition was seen, passed as one of the board's kinds and grew the box over the
+    # screen (refused: "nothing repeats"), or a wall of blocks grew over it
+    ("frosted_edge", 0), ("frosted_edge", 17), ("cut_corners", 0), ("edge_columns", 18),
+    # ... where a few cells of the texture repeat each other by chance
+    ("frosted_edge", 1012),
+    # ... where holes of the backdrop in a cut corner, moved onto the tiles beside them,
+    # changed as much as tiles do (but not moved away from them)
+    ("cut_corners", 2007),
+    # loose twins of a textured backdrop, peeled off the box, grew it back; a coarse
+    # proposal three cells wide had the board measured at ten pixels a cell
+    ("edge_columns", 4),
+    # a row of 2x2 crates, a row of shelves two cells wide with jars of alternating lids
+    ("crates", 6), ("crates", 1002), ("crates", 5009),
+    # a lattice at half the period along one axis, splitting the tiles in two
+    ("crates", 5003),
+    # a panel's margin over a texture as near a grey slab as empty slots are to each other
+    ("crates", 1005),
+    # big crates leave too few clearly repeating cells to learn the board's kinds from
+    ("crates", 5001),
+    # cut corners and lit tiles: a candidate that saw part of the board stopped short of
+    # its sparse outer rows, and outscored the one that did not
+    ("cut_corners", 5006), ("cut_corners", 16),
+    # a sparse outer row of a tile and a lit tile, or of a tile and the one heart of the
+    # board: one twin of the board's kinds was not enough to keep the row
+    ("cut_corners", 2003), ("holes", 3),
+]  # fmt: skip
+# ... and screens that do not yet (strict: once they pass, the mark must go): calibration
+# gets crates 5013 exact, but the re-find takes the band of blurred, grainy backdrop on
+# either side for a wall of one obstacle (its cells alike, none a known look, the band
+# past it another colour) and grows the board by two columns
+NOT_YET = [("crates", 5013)]
 
 
 def _lines(kinds: tuple[tuple[str, ...], ...]) -> list[list[str]]:
@@ -58,8 +89,8 @@ def test_each_family_draws_its_uneven_edge(family):
 
 @pytest.mark.parametrize(
     "family,seed",
-    SAMPLE + [pytest.param(f, s, marks=pytest.mark.xfail(strict=True, reason="walls and busy surrounds: not yet"))
-              for f, s in NOT_YET],
+    SAMPLE + ONCE_MISSED
+    + [pytest.param(f, s, marks=pytest.mark.xfail(strict=True, reason="not yet")) for f, s in NOT_YET],
 )  # fmt: skip
 def test_calibration_and_the_refind_get_the_grid_exact(family, seed):
     case = make_case(family, seed)
@@ -73,3 +104,14 @@ def test_calibration_and_the_refind_get_the_grid_exact(family, seed):
     assert isinstance(again, Refound), again
     assert (again.profile.rows, again.profile.cols) == (t.rows, t.cols)
     assert iou(again.profile.board_bbox, t.bbox) >= 0.9
+
+
+def test_round_counters_past_a_gap_under_the_board_are_not_board():
+    """A row of round goal counters under a board of big obstacles, past a row of bare
+    backdrop: their centres pass for the board's tiles, and the box once ran over the
+    gap to take them in (9 rows of 7). A line across the box holding nothing of the board
+    cuts off what lies past it."""
+    case = make_case("crates", 5013)
+    board = find_boards(case.frame)[0]
+    assert (board.rows, board.cols) == (case.truth.rows, case.truth.cols)
+    assert iou(board.bbox, case.truth.bbox) >= 0.9
