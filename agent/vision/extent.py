@@ -360,7 +360,11 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     what lies outside the board (the cells around the box and the holes found) as any
     board cell. A scene out of focus behind the board shows other colours in its middle
     than around it, so nearness alone cannot tell; smoothness can. Each hole found joins
-    the outside its neighbours are compared with.
+    the outside its neighbours are compared with. A cell that repeats another such cell
+    exactly (within screenshot noise, _TWIN_FLOOR), while nothing outside does, is an
+    object the board repeats (a block of plain crates, no tile kind of the board), not
+    the picture behind it: two holes over a scene show two parts of it (measured: 4.9 or
+    more apart on the out-of-focus scenes of test_calibrate; the crates of a block 0.1-1.6).
     """
     rows, cols = board.shape
     holes = np.zeros((r1 - r0, c1 - c0), bool)
@@ -390,7 +394,12 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
             return False
         cell = inner[r, c][None]
         outside = np.concatenate([around, inner[holes]])
-        return bool(rms_distances(cell, outside).min() < _SMOOTH_RATIO * rms_distances(cell, board_desc).min())
+        to_outside = float(rms_distances(cell, outside).min())
+        others = lonely & ~holes
+        others[r, c] = False
+        if others.any() and float(rms_distances(cell, inner[others]).min()) < _TWIN_FLOOR <= to_outside:
+            return False  # repeated on the board, and like nothing outside it: an obstacle
+        return bool(to_outside < _SMOOTH_RATIO * rms_distances(cell, board_desc).min())
 
     # edge holes grow in from the outline: a cell is judged once it touches the box's edge
     # or a hole found (a tile reached only through other unmatched cells is not a hole)

@@ -289,8 +289,20 @@ def _blockers(labels: Sequence[Sequence[str]], names: list[str], counts: dict[st
     board = {(r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v != EMPTY_LABEL}
     where = {n: {(r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v == n} for n in names}
     out: set[str] = set()
+    if hints.run_length is not None:
+        # A colour matches in all its looks (a special lies in a line with its plain
+        # tiles as surely as they do), so no colour kind lies n in a line at rest either:
+        # a block of crates whose cracked and banded looks joined the crate's colour shows
+        # its runs only as a kind.
+        for kind in set(of_class.values()):
+            members = [n for n in names if of_class[n] == kind]
+            cells = set().union(*(where[n] for n in members))
+            if len(members) > 1 and len(in_runs(cells, hints.run_length)) >= RUN_SHARE * len(cells):
+                out.update(members)
     for n in names:
         cells = where[n]
+        if n in out:
+            continue
         if hints.run_length is not None and len(in_runs(cells, hints.run_length)) >= RUN_SHARE * len(cells) > 0:
             out.add(n)
         elif hints.symmetric_layouts and len(cells) >= MIN_SYMMETRIC:
