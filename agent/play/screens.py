@@ -73,6 +73,25 @@ class Loop(Protocol):
     def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary: ...  # fmt: skip
 
 
+def blockers_from(profile: GameProfile, looks: list[str]) -> GameProfile:
+    """`profile` with `looks` made blockers: a tile's look with every look of its colour
+    (its cracked and banded looks joined it), a special's alone (it had joined a colour
+    it is not)."""
+    from agent.vision.grow import relabel
+
+    out = profile
+    for v in looks:
+        if profile.role_of(v) == "tile":
+            kind = profile.kinds.get(v, v)
+            family = [u for u in profile.class_labels if profile.kinds.get(u, u) == kind]
+        else:
+            kind, family = v, [v]
+        for u in family:
+            if out.role_of(u) in ("tile", "special", "colourless"):
+                out = relabel(out, u, kind, "blocker")
+    return out
+
+
 def covered_board(frame: np.ndarray, profile: Any) -> bool:
     """Whether a dialog lies over the profile's board (no OCR: shapes only)."""
     from agent.vision.screens import cover_boxes
@@ -87,6 +106,7 @@ class ScreenHandler:
         self._ocr_checked = False
         self._grower: Any = None
         self._grower_for: object = None
+        self._fixed: Any = None  # agent.vision.fixed.FixedLooks, once a move is seen
         self._unrecognised_since: float | None = None
         self._back_did_nothing: set[str] = set()  # screens (signatures) where Back changed nothing
         self._led_nowhere: dict[tuple[str, str, tuple[int, int]], int] = {}  # (screen, label, point) -> taps in vain
@@ -170,6 +190,33 @@ class ScreenHandler:
         loop.summary.looks_learned += len(new)
         again = loop.read(frame)
         return again if again is not None else read
+
+    def learn_from_move(self, pending: Any, read: BoardRead[Any]) -> None:
+        """What a move showed of the looks that never move (agent.vision.fixed): a look
+        that kept its place while its column fell, or refused swipes the game ignored, is
+        a blocker from now on, with the looks of its colour. `pending` is the loop's move
+        awaiting its result (the board it was made on, as classes, and the cells swiped),
+        `read` the board at rest after it."""
+        from agent.vision.fixed import FixedLooks, Move
+
+        loop = self.loop
+        before = pending.labels
+        after = read.reading.labels
+        if not loop.options.learn or not before or [len(r) for r in before] != [len(r) for r in after]:
+            return
+        if self._fixed is None:
+            self._fixed = FixedLooks(bool(getattr(loop.screen.role_hints, "falls", False)))
+        p = loop.profile
+        # the game showed the swap (took it, or undid it before our eyes), or it never moved
+        moved = pending.changed or read.text != pending.text
+        found = self._fixed.observe(Move(before, after, pending.swiped, moved, not moved),
+                                    {v: p.role_of(v) for v in p.class_labels})  # fmt: skip
+        if not found:
+            return
+        out = blockers_from(p, found)
+        made = [v for v in out.class_labels if out.role_of(v) != p.role_of(v)]
+        loop.adopt(out, "looks that never move are blockers", classes=made,
+                   evidence={v: self._fixed.evidence[v] for v in found})  # fmt: skip
 
     def _refind(self, frame: np.ndarray, spanning: list[tuple[int, int, int, int]] | None = None) -> bool:
         """A new board (another level's) adopted when one is on the screen. `spanning`:

@@ -64,6 +64,9 @@ class RoleHints:
 
     run_length: int | None = None  # no matchable class lies this many in a line at rest
     symmetric_layouts: bool = False  # obstacles are placed by level designers
+    # pieces fall down their columns into cleared cells and obstacles keep their place:
+    # what stays put while its column falls is no piece (agent.vision.fixed)
+    falls: bool = False
 
 
 @dataclass(frozen=True)
