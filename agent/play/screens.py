@@ -107,6 +107,7 @@ class ScreenHandler:
         self._grower: Any = None
         self._grower_for: object = None
         self._fixed: Any = None  # agent.vision.fixed.FixedLooks, once a move is seen
+        self._held: dict[tuple[int, int], str] = {}  # unknown cells where a blocker stood: its class
         self._unrecognised_since: float | None = None
         self._back_did_nothing: set[str] = set()  # screens (signatures) where Back changed nothing
         self._led_nowhere: dict[tuple[str, str, tuple[int, int]], int] = {}  # (screen, label, point) -> taps in vain
@@ -178,9 +179,19 @@ class ScreenHandler:
         if self._grower is None:
             self._grower, self._grower_for = ClassGrower(loop.profile), loop.profile
         elif self._grower_for is not loop.profile:
+            old = self._grower.profile
+            if (old.rows, old.cols, old.board_bbox) != (loop.profile.rows, loop.profile.cols, loop.profile.board_bbox):
+                self._held = {}  # another board: its cells are others
             self._grower.rebase(loop.profile)  # a new board: what was seen of new looks still counts
             self._grower_for = loop.profile
-        grown = self._grower.observe(frame, read.reading)
+        # The cells that showed a blocker before the move, unknown since (a blocker stays
+        # where it is: a new look there is the blocker hit, on this frame and the next ones)
+        before = loop.pending.labels if loop.pending is not None else ()
+        unknown = set(read.reading.unknown_cells())
+        self._held = {rc: v for rc, v in self._held.items() if rc in unknown} | {
+            (r, c): v for r, row in enumerate(before) for c, v in enumerate(row)
+            if (r, c) in unknown and v not in (".", "?") and loop.profile.role_of(v) == "blocker"}  # fmt: skip
+        grown = self._grower.observe(frame, read.reading, self._held)
         if grown is None:
             return read
         new = sorted(set(grown.class_labels) - set(loop.profile.class_labels))

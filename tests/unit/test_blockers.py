@@ -172,6 +172,43 @@ def test_swipes_the_game_ignored_on_a_look_beside_pieces_that_move_make_it_fixed
     assert found == ["X"]
 
 
+def test_a_new_look_where_a_blocker_stood_is_a_look_of_that_blocker():
+    """A crate hit cracks where it is: the new look shows in cells that held the blocker
+    on the board before the move. Judged by its hue alone, this one (drawn as many hues at
+    once) would be a colourless special."""
+    from dataclasses import replace
+
+    from agent.games.match3.lookalike import make_case
+    from agent.games.match3.lookalike.scene import COLOURLESS, Piece, render
+    from agent.vision.grow import ClassGrower, relabel
+
+    case = make_case("clean", 1)
+    cal = calibrate_frame(case.frame, hints=ROLE_HINTS)
+    crate = cal.reading.labels[0][0]
+    profile = relabel(cal.profile, crate, crate, "blocker")  # (a look the agent knows as a blocker)
+    cells = [(r, c) for r, row in enumerate(cal.reading.labels) for c, v in enumerate(row) if v == crate][:3]
+    assert len(cells) == 3
+
+    def frame_with(hit: list[tuple[int, int]], noise: int) -> np.ndarray:
+        pieces = [list(r) for r in case.scene.pieces]
+        for r, c in hit:
+            pieces[r][c] = Piece(COLOURLESS, -1, "rainbow")
+        img = render(replace(case.scene, pieces=tuple(tuple(r) for r in pieces)), np.random.default_rng(7))
+        return (img.astype(np.int16) + np.random.default_rng(noise).integers(-2, 3, img.shape[:2])[..., None]).clip(
+            0, 255).astype(np.uint8)  # fmt: skip
+
+    f1, f2 = frame_with(cells[:2], 1), frame_with(cells[2:], 2)
+    for held, role in (({rc: crate for rc in cells}, "blocker"), (None, "colourless")):
+        grower = ClassGrower(profile)
+        assert grower.observe(f1, profile.read(f1), held) is None
+        out = grower.observe(f2, profile.read(f2), held)
+        assert out is not None
+        (letter,) = sorted(set(out.class_labels) - set(profile.class_labels))
+        assert out.role_of(letter) == role
+        if held:
+            assert out.kinds[letter] == profile.kinds.get(crate, crate)  # the crate's own family
+
+
 def test_crates_calibration_took_for_a_colour_become_blockers_as_the_board_falls_past_them():
     """World 0's second level scatters crates where tiles could lie, so calibration (and
     finding the board again) takes the crate for a brown tile. Matches under the crates
