@@ -64,7 +64,7 @@ from agent.vision.cluster import CLASS_NAMES
 from agent.vision.layers import object_mask
 from agent.vision.roles import (
     MIN_SYMMETRIC, MULTICOLOUR, MULTICOLOUR_SHARE, RUN_SHARE, SYMMETRY_CHANCE, RoleHints, colour_name, hue_resultant,
-    in_runs, kind_for, symmetry_chance,
+    in_runs, kind_for, spanning_groups, symmetry_chance,
 )  # fmt: skip
 
 CHROMA_MIN = 0.12  # max - min of RGB in [0, 1]: a pixel less colourful than this is grey (white, black, glow)
@@ -271,8 +271,13 @@ def kinds_of(labels: Sequence[Sequence[str]], views: Sequence[np.ndarray], margi
         if n not in joins and not sig.achromatic and sig.share >= MULTICOLOUR_SHARE and hue_resultant(sig.hue) < MULTICOLOUR:
             roles[n] = "colourless"
     if hints is not None:
-        for n in _blockers(labels, names, counts, sigs, anchors, of_class, hints):
+        blockers = _blockers(labels, names, counts, sigs, anchors, of_class, hints)
+        for n in blockers:
             roles[n] = "blocker"
+            if of_class[n] not in blockers:
+                # joined to a colour by its hue, it is no look of that colour: a kind of
+                # its own (else every later look of that colour would be taken for it)
+                of_class[n] = n
     bgr = {n: _bgr(sigs[n].lab[0]) for n in names}
     kinds = []
     for letter in sorted(set(of_class.values())):
@@ -310,6 +315,9 @@ def _blockers(labels: Sequence[Sequence[str]], names: list[str], counts: dict[st
             if chance is not None and chance < SYMMETRY_CHANCE:
                 out.add(n)
     if hints.symmetric_layouts:
+        # a piece drawn over several cells is no tile: an obstacle of the level's design
+        for group in spanning_groups(where):
+            out |= group
         # a rarer look of an obstacle: symmetric itself, and its nearest colour an obstacle
         for n in names:
             if n in out or n in anchors:

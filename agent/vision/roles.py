@@ -150,6 +150,35 @@ def symmetry_chance(cells: set[tuple[int, int]], board: set[tuple[int, int]], ro
     return chance if hit else None
 
 
+SPAN_CELLS = 6  # cells of a group of looks that lie exactly side by side: fewer may be chance
+
+
+def spanning_groups(where: dict[str, set[tuple[int, int]]]) -> list[set[str]]:
+    """Groups of classes that are parts of one piece drawn over several cells (a rock over
+    two, a crate over four, a shelf of jars): each class's cells are exactly another's
+    moved one cell right or down, every time. A tile fills one cell, and two classes of
+    tiles of n cells lie so by chance about once in C(cells, n) (n >= 2; a group needs
+    SPAN_CELLS cells in all)."""
+    names = [n for n in sorted(where) if len(where[n]) >= 2]
+    parent = {n: n for n in names}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for a in names:
+        for b in names:
+            if a != b and len(where[a]) == len(where[b]):
+                for dr, dc in ((0, 1), (1, 0)):
+                    if {(r + dr, c + dc) for r, c in where[a]} == where[b]:
+                        parent[root(b)] = root(a)
+    groups: dict[str, set[str]] = {}
+    for n in names:
+        groups.setdefault(root(n), set()).add(n)
+    return [g for g in groups.values() if len(g) > 1 and sum(len(where[n]) for n in g) >= SPAN_CELLS]
+
+
 # -- what a class looks like ------------------------------------------------------------------
 
 
@@ -199,6 +228,7 @@ __all__ = [
     "hue_resultant",
     "in_runs",
     "kind_for",
+    "spanning_groups",
     "symmetric_share",
     "symmetry_chance",
 ]

@@ -264,3 +264,23 @@ def test_crates_calibration_took_for_a_colour_become_blockers_as_the_board_falls
     assert loop.why and made, "the crates' look became a blocker"
     assert made <= was_crate - {"?", "."}
     assert all(loop.profile.role_of(v) == "tile" for v in profile.class_labels if v not in was_crate)
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_a_piece_drawn_over_several_cells_is_a_blocker(seed):
+    """A shelf of jars two cells wide, or a crate over four cells, comes out as a look per
+    part, each always beside the other: no tile spans cells. (Before: the parts of the
+    crate joined the orange colour as specials, the jars were two grey tiles.)"""
+    from agent.games.match3.lookalike import make_case
+
+    case = make_case("crates", seed)
+    cal = calibrate_frame(case.frame, hints=ROLE_HINTS)
+    kinds = cal.profile.kind_grid(cal.reading.labels)
+    truth = ["".join(row) for row in case.truth.kinds]
+    got = blockers_in(["".join(row) for row in kinds])
+    assert got <= blockers_in(truth)  # no tile taken for one
+    spanned = {(r, c) for r, row in enumerate(cal.reading.labels) for c, v in enumerate(row)
+               if cal.profile.role_of(v) == "blocker"}  # fmt: skip
+    assert len(spanned) >= 8 and spanned <= got
+    for v in {cal.reading.labels[r][c] for r, c in spanned}:
+        assert cal.profile.kinds.get(v, v) == v  # a kind of its own, no colour's
