@@ -613,7 +613,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     # moves around it), and still "mid-move" by the rules (three of a look in a row that the
                     # game does not clear: an obstacle read as a look): it is at rest as it is.
                     self._same_reads = 0
-                    self.screens.learn_from_move(self.pending, read)
+                    self.screens.learn_from_move(self.pending, read, lined=True)
                     if read.text != self.pending.text:
                         self.unverified("the board rests as read, though the rules say it is mid-move "
                                         "(a look that does not match, such as an obstacle)")  # fmt: skip

@@ -202,12 +202,13 @@ class ScreenHandler:
         again = loop.read(frame)
         return again if again is not None else read
 
-    def learn_from_move(self, pending: Any, read: BoardRead[Any]) -> None:
+    def learn_from_move(self, pending: Any, read: BoardRead[Any], lined: bool = False) -> None:
         """What a move showed of the looks that never move (agent.vision.fixed): a look
         that kept its place while its column fell, or refused swipes the game ignored, is
         a blocker from now on, with the looks of its colour. `pending` is the loop's move
         awaiting its result (the board it was made on, as classes, and the cells swiped),
-        `read` the board at rest after it."""
+        `read` the board at rest after it; `lined`: at rest though a look lies in a line
+        on it, which the rules say a match would clear."""
         from agent.vision.fixed import FixedLooks, Move
 
         loop = self.loop
@@ -220,7 +221,8 @@ class ScreenHandler:
         p = loop.profile
         # the game showed the swap (took it, or undid it before our eyes), or it never moved
         moved = pending.changed or read.text != pending.text
-        found = self._fixed.observe(Move(before, after, pending.swiped, moved, not moved),
+        lines = getattr(loop.screen.role_hints, "run_length", None) if lined else None
+        found = self._fixed.observe(Move(before, after, pending.swiped, moved, not moved, lines),
                                     {v: p.role_of(v) for v in p.class_labels})  # fmt: skip
         if not found:
             return

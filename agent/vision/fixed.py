@@ -22,6 +22,11 @@ the swipe):
   colour in its first moves, so a real colour has this proof long before the rest could
   mislead it.
 
+- lines at rest: the board after the move, read the same twice once the move's time
+  is over, still shows a look n in a line (`Move.lines`, the game's match length): the
+  game would have cleared a colour's line, so that look matches nothing, as calibration
+  decides on a still board (agent.vision.roles).
+
 One move of each of the first two kinds counts as well. Only pieces' looks are judged
 (tiles, specials, colourless); a look that is a blocker already, a hole or a layer has
 nothing to learn here.
@@ -33,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
+from agent.vision.roles import in_runs
 
 Cell = tuple[int, int]
 PIECE_ROLES = ("tile", "special", "colourless")
@@ -47,8 +53,11 @@ class _Tally:
     changes: int = 0
     stay_moves: set[int] = field(default_factory=set)
     refused_moves: set[int] = field(default_factory=set)
+    lined: int = 0  # cells in a line of it on a board at rest
 
     def fixed(self) -> bool:
+        if self.lined:
+            return True
         stayed = len(self.stay_moves) >= STAY_MOVES and self.stays >= STAY_RATIO * self.changes
         refused = len(self.refused_moves) >= REFUSED_MOVES
         both = bool(self.stay_moves) and bool(self.refused_moves) and self.stays >= STAY_RATIO * self.changes
@@ -60,13 +69,15 @@ class Move:
     """One move as the screen showed it: the classes of the board at rest before and after
     (same shape), the cells the swipe went from and to, and what the game did with it:
     `moved` (it showed the swap: took it, or undid it after showing it) or `ignored`
-    (the screen never moved)."""
+    (the screen never moved). `lines`: the game's match length, when `after` was read at
+    rest all the same with a look in such a line."""
 
     before: Sequence[Sequence[str]]
     after: Sequence[Sequence[str]]
     swiped: tuple[Cell, ...]
     moved: bool
     ignored: bool
+    lines: int | None = None  # `after` is at rest, though a look lies this many in a line on it
 
 
 class FixedLooks:
@@ -97,13 +108,24 @@ class FixedLooks:
                     self._tally.setdefault(v, _Tally()).refused_moves.add(n)
         if self.falls and not move.ignored and len(move.after) == len(move.before):
             self._gravity(move, piece, role_of, n)
+        if move.lines is not None:
+            where: dict[str, set[Cell]] = {}
+            for r, row in enumerate(move.after):
+                for c, v in enumerate(row):
+                    if piece(v):
+                        where.setdefault(v, set()).add((r, c))
+            for v, cells_of in where.items():
+                lined = len(in_runs(cells_of, move.lines))
+                if lined:
+                    self._tally.setdefault(v, _Tally()).lined += lined
         out = []
         for v in sorted(self._tally):
             t = self._tally[v]
             if v not in self.evidence and v not in self.movable and piece(v) and t.fixed():
-                self.evidence[v] = (f"kept its place while its column fell on {len(t.stay_moves)} moves "
-                                    f"({t.stays} cells, {t.changes} changed so), refused "
-                                    f"{len(t.refused_moves)} swipes the game ignored")  # fmt: skip
+                self.evidence[v] = (f"lay in a line on a board at rest ({t.lined} cells), kept its place "
+                                    f"while its column fell on {len(t.stay_moves)} moves ({t.stays} cells, "
+                                    f"{t.changes} changed so), refused {len(t.refused_moves)} swipes the "
+                                    "game ignored")  # fmt: skip
                 out.append(v)
         return out
 

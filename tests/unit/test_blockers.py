@@ -284,3 +284,21 @@ def test_a_piece_drawn_over_several_cells_is_a_blocker(seed):
     assert len(spanned) >= 8 and spanned <= got
     for v in {cal.reading.labels[r][c] for r, c in spanned}:
         assert cal.profile.kinds.get(v, v) == v  # a kind of its own, no colour's
+
+
+def test_a_look_left_in_a_line_on_a_board_at_rest_is_fixed_unless_the_game_moved_it():
+    """The game clears any colour's line of three; a board that rests with a look in one
+    shows that look matches nothing (world 7 level 2: a crate block, read as a brown
+    tile once a cracked crate in its row read as the crate)."""
+    from agent.vision.fixed import FixedLooks, Move
+
+    before = [list("ABCD"), list("BXXA"), list("CDAB")]
+    after = [list("ABCD"), list("BXXX"), list("CDAB")]
+    watch = FixedLooks()
+    watch.observe(Move(before, before, ((0, 0), (0, 1)), True, False), ROLES)
+    assert watch.observe(Move(before, after, ((0, 2), (0, 3)), True, False), ROLES) == []  # not at rest: a beat
+    assert watch.observe(Move(before, after, ((0, 2), (0, 3)), True, False, lines=3), ROLES) == ["X"]
+    assert "in a line" in watch.evidence["X"]
+    moved = FixedLooks()
+    moved.observe(Move(before, before, ((1, 1), (0, 1)), True, False), ROLES)  # X was swapped, and taken
+    assert moved.observe(Move(before, after, ((0, 2), (0, 3)), True, False, lines=3), ROLES) == []
