@@ -63,8 +63,8 @@ from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
 from agent.vision.cluster import CLASS_NAMES
 from agent.vision.layers import object_mask
 from agent.vision.roles import (
-    MIN_SYMMETRIC, MULTICOLOUR, MULTICOLOUR_SHARE, RUN_SHARE, SYMMETRY_CHANCE, RoleHints, colour_name, hue_resultant,
-    in_runs, kind_for, spanning_groups, symmetry_chance,
+    BLOCK_SHARE, MIN_SYMMETRIC, MULTICOLOUR, MULTICOLOUR_SHARE, RUN_SHARE, SPAN_CELLS, SYMMETRY_CHANCE, RoleHints,
+    colour_name, hue_resultant, in_blocks, in_runs, kind_for, spanning_groups, symmetry_chance,
 )  # fmt: skip
 
 CHROMA_MIN = 0.12  # max - min of RGB in [0, 1]: a pixel less colourful than this is grey (white, black, glow)
@@ -314,6 +314,19 @@ def _blockers(labels: Sequence[Sequence[str]], names: list[str], counts: dict[st
             chance = symmetry_chance(cells, board, rows, cols)
             if chance is not None and chance < SYMMETRY_CHANCE:
                 out.add(n)
+    if hints.run_length is not None:
+        # two looks that fill a block together: the plain and the cracked crates of one
+        # block (two frequent looks of one hue are never joined into a kind)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if a in out or b in out or min(len(where[a]), len(where[b])) < 2:
+                    continue
+                both = where[a] | where[b]
+                square = in_blocks(both)
+                if (len(both) >= SPAN_CELLS and len(square) >= BLOCK_SHARE * len(both)
+                        and len(in_runs(both, hints.run_length)) >= RUN_SHARE * len(both)
+                        and all(2 * len(where[n] & square) >= len(where[n]) for n in (a, b))):  # fmt: skip
+                    out |= {a, b}
     if hints.symmetric_layouts:
         # a piece drawn over several cells is no tile: an obstacle of the level's design
         for group in spanning_groups(where):

@@ -302,3 +302,15 @@ def test_a_look_left_in_a_line_on_a_board_at_rest_is_fixed_unless_the_game_moved
     moved = FixedLooks()
     moved.observe(Move(before, before, ((1, 1), (0, 1)), True, False), ROLES)  # X was swapped, and taken
     assert moved.observe(Move(before, after, ((0, 2), (0, 3)), True, False, lines=3), ROLES) == []
+
+
+def test_a_block_of_plain_and_cracked_crates_of_two_frequent_looks_is_blockers():
+    """World 24's first board: a 3x3 and a 2x4 block of crates, plain and cracked, each
+    look frequent enough to be a colour of its own (so never joined into one kind), and
+    neither with half its cells in runs. Together they fill squares and lines, as two
+    colours never do. (Before: an orange and a brown tile, and 17 crates to match.)"""
+    ph = board_of(24, 24)
+    truth = blockers_in(ph.board_kinds)
+    assert len(truth) == 17
+    cal = calibrate_frame(ph.screencap(), hints=ROLE_HINTS)
+    assert blockers_in(["".join(row) for row in cal.profile.kind_grid(cal.labels)]) == truth
