@@ -18,6 +18,7 @@ from agent.games.match3.saga import SagaPhone
 from agent.games.match3.saga.family import world_of
 from agent.vision.calibrate import calibrate_frame
 from agent.vision.classify import EMPTY_LABEL
+from agent.vision.ocr import ocr_unavailable_reason
 from test_calibrate import Look, jpeg, random_kinds, synthetic
 
 SAFE = ("play_level", "play", "collect", "ok", "close", "resume", "next")
@@ -314,3 +315,40 @@ def test_a_block_of_plain_and_cracked_crates_of_two_frequent_looks_is_blockers()
     assert len(truth) == 17
     cal = calibrate_frame(ph.screencap(), hints=ROLE_HINTS)
     assert blockers_in(["".join(row) for row in cal.profile.kind_grid(cal.labels)]) == truth
+
+
+@pytest.mark.skipif(ocr_unavailable_reason() is not None, reason=str(ocr_unavailable_reason()))
+def test_the_goal_beside_a_crate_icon_is_to_break_once_the_crate_is_a_blocker():
+    """World 6's header shows a crate and "10". While the crate's look was a tile (before
+    calibration knew it, or until play shows it never moves) the count read as a colour to
+    collect; with the look a blocker, it is the blockers to break."""
+    from agent.play.screens import blockers_from
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.grow import relabel
+    from agent.vision.header import header_reading
+    from agent.vision.ocr import default_ocr
+    from agent.vision.screen_facts import with_screen_facts
+
+    ph = board_of(6, 6)
+    frame = ph.screencap()
+    assert ph.true_goal().kind == "break" and ph.true_goal().count == 10
+    profile = with_screen_facts(calibrate_frames([frame], "match3", hints=ROLE_HINTS).profile, frame, ph.package)
+    crates = [v for v in profile.class_labels if profile.role_of(v) == "blocker"]
+    assert crates
+    read = header_reading(profile, default_ocr())
+    assert read is not None
+    goal = read(frame).goal
+    assert goal is not None and (goal.kind, goal.left, goal.piece) == ("break", 10, "#"), goal
+    as_tiles = profile
+    for v in crates:
+        as_tiles = relabel(as_tiles, v, crates[0], "tile")
+    read = header_reading(as_tiles, default_ocr())
+    assert read is not None
+    goal = read(frame).goal
+    assert goal is not None and goal.kind == "collect" and goal.piece == crates[0], goal
+    again = blockers_from(as_tiles, [crates[0]])
+    assert all(again.role_of(v) == "blocker" for v in crates)
+    read = header_reading(again, default_ocr())
+    assert read is not None
+    goal = read(frame).goal
+    assert goal is not None and (goal.kind, goal.left) == ("break", 10), goal
