@@ -38,6 +38,7 @@ from agent.games.base import (
     Check,
     Decision,
     Game,
+    Gesture,
     MoveT,
     NoMove,
     Player,
@@ -45,6 +46,7 @@ from agent.games.base import (
     SeesMotion,
     Status,
     StatusReader,
+    Swipe,
     gesture_json,
     perform,
 )
@@ -58,6 +60,7 @@ from agent.play.pacing import (
 from agent.play.screens import ScreenHandler
 from agent.play.stats import PlaySummary, StopKind
 from agent.play.watch import Watcher
+from agent.vision.grid import cell_at
 from agent.vision.profile import GameProfile
 
 
@@ -115,6 +118,18 @@ def _agree(a: str, b: str) -> bool:
     return len(a) == len(b) and all(x == y or "?" in (x, y) for x, y in zip(a, b))
 
 
+def swiped_cells(gestures: tuple[Gesture, ...], profile: GameProfile) -> tuple[tuple[int, int], ...]:
+    """The board's cells where the gestures' swipes start and end."""
+    out: list[tuple[int, int]] = []
+    for g in gestures:
+        if isinstance(g, Swipe):
+            for x, y in ((g.x1, g.y1), (g.x2, g.y2)):
+                cell = cell_at(profile.board_bbox, profile.rows, profile.cols, x, y)
+                if cell is not None:
+                    out.append(cell)
+    return tuple(out)
+
+
 class _Unread:
     """A frame not read (yet): its board was moving."""
 
@@ -130,6 +145,9 @@ class _Pending(Generic[BoardT, MoveT]):
     at: float  # clock time of the move
     changed: bool  # the screen moved after the swipe (an undone swap moves and comes back)
     unknown: frozenset[tuple[int, int]] = frozenset()  # cells unknown on the board the move was made on
+    text: str = ""  # the board the move was made on, as read
+    labels: tuple[tuple[str, ...], ...] = ()  # ... its cells' classes
+    swiped: tuple[tuple[int, int], ...] = ()  # the cells the gestures went from and to
 
 
 class PlayLoop(Generic[BoardT, MoveT]):
@@ -604,8 +622,14 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     # The move is checked on it all the same: a swap the game undid leaves the
                     # board as it was, and is learned from (never made again and again).
                     self._same_reads = 0
-                    self._log("note", detail="the board rests as read, though the rules say it is mid-move "
-                                             "(a look that does not match, such as an obstacle)")  # fmt: skip
+                    self.screens.learn_from_move(self.pending, read, lined=True)
+                    if read.text != self.pending.text:
+                        self.unverified("the board rests as read, though the rules say it is mid-move "
+                                        "(a look that does not match, such as an obstacle)")  # fmt: skip
+                    else:
+                        # the board as it was: the swipe did nothing, and is checked so (a
+                        # swipe the game ignores is not made again and again)
+                        self.pending = replace(self.pending, labels=())
                 elif late and opt.level_life and not self._read_late:
                     # The board's pixels moved until now (a slow phone, an effect over it): its
                     # first read past the settle time is no proof that it never rests; one more.
@@ -626,6 +650,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     continue
             pending, self.pending = self.pending, None
             if pending is not None:
+                if pending.labels:  # (emptied once learned from, above)
+                    self.screens.learn_from_move(pending, read)
                 check = self._record_check(pending, read)
                 failed_checks = 0 if check.ok else failed_checks + 1
                 ignored = check.verdict == "not_applied" and not pending.changed
@@ -689,7 +715,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     **self._level_fields(),
                 )  # fmt: skip
                 self.pending = _Pending(read.board, decision, s.moves, swiped_at, False,
-                                        frozenset(read.unknown_cells))  # fmt: skip
+                                        frozenset(read.unknown_cells), read.text,
+                                        tuple(tuple(row) for row in read.reading.labels),
+                                        swiped_cells(gestures, self.profile))  # fmt: skip
                 self._read_late = False
                 self._zero_looks = 0
             self.guards.progress()

@@ -73,6 +73,25 @@ class Loop(Protocol):
     def _stop(self, reason: str, kind: StopKind, finished: bool = False, signum: int | None = None) -> PlaySummary: ...  # fmt: skip
 
 
+def blockers_from(profile: GameProfile, looks: list[str]) -> GameProfile:
+    """`profile` with `looks` made blockers: a tile's look with every look of its colour
+    (its cracked and banded looks joined it), a special's alone (it had joined a colour
+    it is not)."""
+    from agent.vision.grow import relabel
+
+    out = profile
+    for v in looks:
+        if profile.role_of(v) == "tile":
+            kind = profile.kinds.get(v, v)
+            family = [u for u in profile.class_labels if profile.kinds.get(u, u) == kind]
+        else:
+            kind, family = v, [v]
+        for u in family:
+            if out.role_of(u) in ("tile", "special", "colourless"):
+                out = relabel(out, u, kind, "blocker")
+    return out
+
+
 def covered_board(frame: np.ndarray, profile: Any) -> bool:
     """Whether a dialog lies over the profile's board (no OCR: shapes only)."""
     from agent.vision.screens import cover_boxes
@@ -87,6 +106,8 @@ class ScreenHandler:
         self._ocr_checked = False
         self._grower: Any = None
         self._grower_for: object = None
+        self._fixed: Any = None  # agent.vision.fixed.FixedLooks, once a move is seen
+        self._held: dict[tuple[int, int], str] = {}  # unknown cells where a blocker stood: its class
         self._unrecognised_since: float | None = None
         self._back_did_nothing: set[str] = set()  # screens (signatures) where Back changed nothing
         self._led_nowhere: dict[tuple[str, str, tuple[int, int]], int] = {}  # (screen, label, point) -> taps in vain
@@ -158,9 +179,19 @@ class ScreenHandler:
         if self._grower is None:
             self._grower, self._grower_for = ClassGrower(loop.profile), loop.profile
         elif self._grower_for is not loop.profile:
+            old = self._grower.profile
+            if (old.rows, old.cols, old.board_bbox) != (loop.profile.rows, loop.profile.cols, loop.profile.board_bbox):
+                self._held = {}  # another board: its cells are others
             self._grower.rebase(loop.profile)  # a new board: what was seen of new looks still counts
             self._grower_for = loop.profile
-        grown = self._grower.observe(frame, read.reading)
+        # The cells that showed a blocker before the move, unknown since (a blocker stays
+        # where it is: a new look there is the blocker hit, on this frame and the next ones)
+        before = loop.pending.labels if loop.pending is not None else ()
+        unknown = set(read.reading.unknown_cells())
+        self._held = {rc: v for rc, v in self._held.items() if rc in unknown} | {
+            (r, c): v for r, row in enumerate(before) for c, v in enumerate(row)
+            if (r, c) in unknown and v not in (".", "?") and loop.profile.role_of(v) == "blocker"}  # fmt: skip
+        grown = self._grower.observe(frame, read.reading, self._held)
         if grown is None:
             return read
         new = sorted(set(grown.class_labels) - set(loop.profile.class_labels))
@@ -170,6 +201,35 @@ class ScreenHandler:
         loop.summary.looks_learned += len(new)
         again = loop.read(frame)
         return again if again is not None else read
+
+    def learn_from_move(self, pending: Any, read: BoardRead[Any], lined: bool = False) -> None:
+        """What a move showed of the looks that never move (agent.vision.fixed): a look
+        that kept its place while its column fell, or refused swipes the game ignored, is
+        a blocker from now on, with the looks of its colour. `pending` is the loop's move
+        awaiting its result (the board it was made on, as classes, and the cells swiped),
+        `read` the board at rest after it; `lined`: at rest though a look lies in a line
+        on it, which the rules say a match would clear."""
+        from agent.vision.fixed import FixedLooks, Move
+
+        loop = self.loop
+        before = pending.labels
+        after = read.reading.labels
+        if not loop.options.learn or not before or [len(r) for r in before] != [len(r) for r in after]:
+            return
+        if self._fixed is None:
+            self._fixed = FixedLooks(bool(getattr(loop.screen.role_hints, "falls", False)))
+        p = loop.profile
+        # the game showed the swap (took it, or undid it before our eyes), or it never moved
+        moved = pending.changed or read.text != pending.text
+        lines = getattr(loop.screen.role_hints, "run_length", None) if lined else None
+        found = self._fixed.observe(Move(before, after, pending.swiped, moved, not moved, lines),
+                                    {v: p.role_of(v) for v in p.class_labels})  # fmt: skip
+        if not found:
+            return
+        out = blockers_from(p, found)
+        made = [v for v in out.class_labels if out.role_of(v) != p.role_of(v)]
+        loop.adopt(out, "looks that never move are blockers", classes=made,
+                   evidence={v: self._fixed.evidence[v] for v in found})  # fmt: skip
 
     def _refind(self, frame: np.ndarray, spanning: list[tuple[int, int, int, int]] | None = None) -> bool:
         """A new board (another level's) adopted when one is on the screen. `spanning`:

@@ -414,7 +414,11 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     what lies outside the board (the cells around the box and the holes found) as any
     board cell. A scene out of focus behind the board shows other colours in its middle
     than around it, so nearness alone cannot tell; smoothness can. Each hole found joins
-    the outside its neighbours are compared with.
+    the outside its neighbours are compared with. A cell that repeats another such cell
+    exactly (within screenshot noise, _TWIN_FLOOR), while nothing outside does, is an
+    object the board repeats (a block of plain crates, no tile kind of the board), not
+    the picture behind it: two holes over a scene show two parts of it (measured: 4.9 or
+    more apart on the out-of-focus scenes of test_calibrate; the crates of a block 0.1-1.6).
     """
     rows, cols = board.shape
     holes = np.zeros((r1 - r0, c1 - c0), bool)
@@ -439,12 +443,23 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     else:
         smooth = lonely
 
+    def repeated_inside(r: int, c: int, to_outside: float) -> bool:
+        # repeated on the board within screenshot noise, and like nothing outside it: an
+        # obstacle the board repeats (a block of crates), whether or not it meets the edge
+        others = lonely & ~holes
+        others[r, c] = False
+        return bool(others.any() and float(rms_distances(inner[r, c][None], inner[others]).min()) < _TWIN_FLOOR
+                    <= to_outside)  # fmt: skip
+
     def like_outside(r: int, c: int) -> bool:  # a smooth cell about as near the outside as the board
         if not smooth[r, c]:
             return False
         cell = inner[r, c][None]
         outside = np.concatenate([around, inner[holes]])
-        return bool(rms_distances(cell, outside).min() < _SMOOTH_RATIO * rms_distances(cell, board_desc).min())
+        to_outside = float(rms_distances(cell, outside).min())
+        if repeated_inside(r, c, to_outside):
+            return False
+        return bool(to_outside < _SMOOTH_RATIO * rms_distances(cell, board_desc).min())
 
     # edge holes grow in from the outline: a cell is judged once it touches the box's edge
     # or a hole found (a tile reached only through other unmatched cells is not a hole)
@@ -460,7 +475,7 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
             near = ring_rc[gap <= gap.min() + 1]
             to_outside = rms_distances(inner[r, c][None], desc[near[:, 0], near[:, 1]]).min()
             to_board = rms_distances(inner[r, c][None], board_desc).min() if board_desc.size else np.inf
-            holes[r, c] = to_outside < to_board
+            holes[r, c] = to_outside < to_board and not repeated_inside(r, c, float(to_outside))
         pending &= ~todo
         grown = cv2.dilate(holes.astype(np.uint8), _CROSS4).astype(bool)
         reach |= grown

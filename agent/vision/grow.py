@@ -20,7 +20,10 @@ recurs, consistently, becomes a class:
   its kind is unknown ("?", which the player neither swaps nor matches) until the game
   shows what it does with it (`relabel`: it cleared with the reds);
 - a look with nothing in its centre (an empty slot the profile did not know) adds
-  exemplars to the empty cells "." instead.
+  exemplars to the empty cells "." instead;
+- a look seen where a blocker stood on the board before the move (`held`: a crate
+  cracks where it is, and a piece that fell in is a known look) is a look of that
+  blocker: most of its cells held one.
 
 A frame with many unknown cells (MAX_UNKNOWN_SHARE) is not learned from: a dim or a
 dialog over the board, or another level's board, would teach the profile to read a
@@ -62,6 +65,7 @@ class _Seen:
     frame: int
     features: np.ndarray  # as the profile reads cells
     lab: np.ndarray  # (s, s, 3) the sampled cell
+    held: str | None = None  # the blocker class the cell showed before the move, if it did
 
 
 class ClassGrower:
@@ -87,9 +91,11 @@ class ClassGrower:
         self.profile = profile
         self._radius = _look_radius(profile)
 
-    def observe(self, frame: np.ndarray, reading: Reading) -> GameProfile | None:
+    def observe(self, frame: np.ndarray, reading: Reading,
+                held: dict[tuple[int, int], str] | None = None) -> GameProfile | None:  # fmt: skip
         """Feed one settled frame and its reading with `self.profile`: the profile with a
-        new class (or new empty exemplars) when a look has now recurred enough, else None."""
+        new class (or new empty exemplars) when a look has now recurred enough, else None.
+        `held`: the cells that showed a blocker on the board before the move (their class)."""
         self._frame += 1
         if not any(UNKNOWN_LABEL in row for row in reading.labels):
             return None
@@ -103,7 +109,7 @@ class ClassGrower:
         cells = sample_board(frame, p.board_bbox, p.rows, p.cols, p.inset, p.patch)
         for r, c in unknown:
             i = r * p.cols + c
-            self._seen.append(_Seen(self._frame, cells.features[i], cells.lab[i]))
+            self._seen.append(_Seen(self._frame, cells.features[i], cells.lab[i], (held or {}).get((r, c))))
         self._seen = [s for s in self._seen if s.frame > self._frame - WINDOW][-MAX_SEEN:]
         group = self._recurring()
         if group is None:
@@ -150,7 +156,13 @@ class ClassGrower:
             added = exemplars_from_labels(feats, [[EMPTY_LABEL] * len(group)], per_label=EXEMPLARS_PER_CLASS)
             return replace(p, exemplars=[*p.exemplars, *added])
         letter = next(n for n in CLASS_NAMES if n not in _used(p))
-        kind, role, name = _hue_role(p, reading, lab, margin, looks, feats, letter)
+        held = [s.held for s in group if s.held is not None]
+        if 2 * len(held) >= len(group):
+            # where a blocker stood, and no piece fell in: the blocker, hit (a cracked crate)
+            was = max(set(held), key=held.count)
+            kind, role, name = p.kinds.get(was, was), "blocker", f"{_colour_of(class_colours(p).get(was))} blocker"
+        else:
+            kind, role, name = _hue_role(p, reading, lab, margin, looks, feats, letter)
         added = exemplars_from_labels(feats, [[letter] * len(group)], per_label=EXEMPLARS_PER_CLASS)
         roles = {**p.roles, letter: role}
         return replace(p, exemplars=[*p.exemplars, *added], kinds={**p.kinds, letter: kind}, roles=roles,

@@ -63,8 +63,8 @@ from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL
 from agent.vision.cluster import CLASS_NAMES
 from agent.vision.layers import object_mask
 from agent.vision.roles import (
-    MIN_SYMMETRIC, MULTICOLOUR, MULTICOLOUR_SHARE, RUN_SHARE, SYMMETRY_CHANCE, RoleHints, colour_name, hue_resultant,
-    in_runs, kind_for, symmetry_chance,
+    BLOCK_SHARE, MIN_SYMMETRIC, MULTICOLOUR, MULTICOLOUR_SHARE, RUN_SHARE, SPAN_CELLS, SYMMETRY_CHANCE, RoleHints,
+    colour_name, hue_resultant, in_blocks, in_runs, kind_for, spanning_groups, symmetry_chance,
 )  # fmt: skip
 
 CHROMA_MIN = 0.12  # max - min of RGB in [0, 1]: a pixel less colourful than this is grey (white, black, glow)
@@ -271,8 +271,13 @@ def kinds_of(labels: Sequence[Sequence[str]], views: Sequence[np.ndarray], margi
         if n not in joins and not sig.achromatic and sig.share >= MULTICOLOUR_SHARE and hue_resultant(sig.hue) < MULTICOLOUR:
             roles[n] = "colourless"
     if hints is not None:
-        for n in _blockers(labels, names, counts, sigs, anchors, of_class, hints):
+        blockers = _blockers(labels, names, counts, sigs, anchors, of_class, hints)
+        for n in blockers:
             roles[n] = "blocker"
+            if of_class[n] not in blockers:
+                # joined to a colour by its hue, it is no look of that colour: a kind of
+                # its own (else every later look of that colour would be taken for it)
+                of_class[n] = n
     bgr = {n: _bgr(sigs[n].lab[0]) for n in names}
     kinds = []
     for letter in sorted(set(of_class.values())):
@@ -289,15 +294,43 @@ def _blockers(labels: Sequence[Sequence[str]], names: list[str], counts: dict[st
     board = {(r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v != EMPTY_LABEL}
     where = {n: {(r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v == n} for n in names}
     out: set[str] = set()
+    if hints.run_length is not None:
+        # A colour matches in all its looks (a special lies in a line with its plain
+        # tiles as surely as they do), so no colour kind lies n in a line at rest either:
+        # a block of crates whose cracked and banded looks joined the crate's colour shows
+        # its runs only as a kind.
+        for kind in set(of_class.values()):
+            members = [n for n in names if of_class[n] == kind]
+            cells = set().union(*(where[n] for n in members))
+            if len(members) > 1 and len(in_runs(cells, hints.run_length)) >= RUN_SHARE * len(cells):
+                out.update(members)
     for n in names:
         cells = where[n]
+        if n in out:
+            continue
         if hints.run_length is not None and len(in_runs(cells, hints.run_length)) >= RUN_SHARE * len(cells) > 0:
             out.add(n)
         elif hints.symmetric_layouts and len(cells) >= MIN_SYMMETRIC:
             chance = symmetry_chance(cells, board, rows, cols)
             if chance is not None and chance < SYMMETRY_CHANCE:
                 out.add(n)
+    if hints.run_length is not None:
+        # two looks that fill a block together: the plain and the cracked crates of one
+        # block (two frequent looks of one hue are never joined into a kind)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if a in out or b in out or min(len(where[a]), len(where[b])) < 2:
+                    continue
+                both = where[a] | where[b]
+                square = in_blocks(both)
+                if (len(both) >= SPAN_CELLS and len(square) >= BLOCK_SHARE * len(both)
+                        and len(in_runs(both, hints.run_length)) >= RUN_SHARE * len(both)
+                        and all(2 * len(where[n] & square) >= len(where[n]) for n in (a, b))):  # fmt: skip
+                    out |= {a, b}
     if hints.symmetric_layouts:
+        # a piece drawn over several cells is no tile: an obstacle of the level's design
+        for group in spanning_groups(where):
+            out |= group
         # a rarer look of an obstacle: symmetric itself, and its nearest colour an obstacle
         for n in names:
             if n in out or n in anchors:

@@ -64,6 +64,9 @@ class RoleHints:
 
     run_length: int | None = None  # no matchable class lies this many in a line at rest
     symmetric_layouts: bool = False  # obstacles are placed by level designers
+    # pieces fall down their columns into cleared cells and obstacles keep their place:
+    # what stays put while its column falls is no piece (agent.vision.fixed)
+    falls: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,51 @@ def symmetry_chance(cells: set[tuple[int, int]], board: set[tuple[int, int]], ro
     return chance if hit else None
 
 
+SPAN_CELLS = 6  # cells of a group of looks that lie exactly side by side: fewer may be chance
+# Two looks that fill a block together (a crate block with its cracked crates, two
+# frequent classes that are never joined): of their cells in all, this share in runs and
+# this share in 2x2 squares, each look with half of its own in the squares. Measured on
+# the saga family's first boards and the look-alike screens: pairs of two colours at
+# most 0.67 in squares (of ~400 pairs with some), crate blocks of two looks 0.8 or more.
+BLOCK_SHARE = 0.8
+
+
+def spanning_groups(where: dict[str, set[tuple[int, int]]]) -> list[set[str]]:
+    """Groups of classes that are parts of one piece drawn over several cells (a rock over
+    two, a crate over four, a shelf of jars): each class's cells are exactly another's
+    moved one cell right or down, every time. A tile fills one cell, and two classes of
+    tiles of n cells lie so by chance about once in C(cells, n) (n >= 2; a group needs
+    SPAN_CELLS cells in all)."""
+    names = [n for n in sorted(where) if len(where[n]) >= 2]
+    parent = {n: n for n in names}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for a in names:
+        for b in names:
+            if a != b and len(where[a]) == len(where[b]):
+                for dr, dc in ((0, 1), (1, 0)):
+                    if {(r + dr, c + dc) for r, c in where[a]} == where[b]:
+                        parent[root(b)] = root(a)
+    groups: dict[str, set[str]] = {}
+    for n in names:
+        groups.setdefault(root(n), set()).add(n)
+    return [g for g in groups.values() if len(g) > 1 and sum(len(where[n]) for n in g) >= SPAN_CELLS]
+
+
+def in_blocks(cells: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The cells of a set that lie in a 2x2 square of it."""
+    out: set[tuple[int, int]] = set()
+    for r, c in cells:
+        square = {(r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1)}
+        if square <= cells:
+            out |= square
+    return out
+
+
 # -- what a class looks like ------------------------------------------------------------------
 
 
@@ -194,8 +242,10 @@ __all__ = [
     "colour_name",
     "hex_colour",
     "hue_resultant",
+    "in_blocks",
     "in_runs",
     "kind_for",
+    "spanning_groups",
     "symmetric_share",
     "symmetry_chance",
 ]

@@ -213,7 +213,7 @@ def test_a_board_that_moved_past_the_settle_time_then_rests_as_read_is_read_twic
     summary = loop.run()
     assert device.frozen is not None  # the board came to rest with its line
     assert summary.stop_kind != "not_at_rest", summary.stop_reason
-    assert summary.checks.get("unverified", 0) == 0, summary.checks
+    assert summary.checks.get("unverified", 0) <= 1, summary.checks  # the first move: the line it left
     assert summary.checks.get("not_applied", 0) >= 1, summary.checks
     assert summary.stop_kind == "failed_checks" and summary.moves < 20, summary.stop_reason
 

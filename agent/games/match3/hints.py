@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from agent.vision.roles import RoleHints
 
-# At rest no colour lies three in a line, and levels place their obstacles by design.
-ROLE_HINTS = RoleHints(run_length=3, symmetric_layouts=True)
+# At rest no colour lies three in a line, levels place their obstacles by design, and
+# tiles fall past obstacles into the cells a match cleared.
+ROLE_HINTS = RoleHints(run_length=3, symmetric_layouts=True, falls=True)
