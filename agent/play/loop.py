@@ -60,6 +60,7 @@ from agent.play.pacing import (
 from agent.play.screens import ScreenHandler
 from agent.play.stats import PlaySummary, StopKind
 from agent.play.watch import Watcher
+from agent.vision.classify import EMPTY_LABEL
 from agent.vision.grid import cell_at
 from agent.vision.profile import GameProfile
 
@@ -110,6 +111,10 @@ LOSSLESS_EVENTS = frozenset({"screen", "dismissed", "profile"})
 # wiggle (it goes on for ever) or a piece still clearing or landing (a phase of a few
 # hundred ms): it is taken for at rest once it has held this long.
 DOUBT_HOLD_S = 0.6
+# A cell read empty this long on a board whose pieces fall is a hole of the board, not a
+# cell about to be filled (a cleared cell fills within a fall, a few hundred ms): what
+# shows through it (an animated sky) is not the board moving.
+HOLE_HOLD_S = 2 * DOUBT_HOLD_S
 
 
 def _agree(a: str, b: str) -> bool:
@@ -128,6 +133,12 @@ def swiped_cells(gestures: tuple[Gesture, ...], profile: GameProfile) -> tuple[t
                 if cell is not None:
                     out.append(cell)
     return tuple(out)
+
+
+def _hole_mask(read: BoardRead[BoardT], rows: int, cols: int) -> np.ndarray:
+    """(rows, cols) bool: the cells read as holes (what lies behind the board shows there)."""
+    mask = np.array([[v == EMPTY_LABEL for v in row] for row in read.reading.labels], dtype=bool)
+    return mask if mask.shape == (rows, cols) else np.zeros((rows, cols), dtype=bool)
 
 
 class _Unread:
@@ -206,6 +217,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self._ignored = 0  # swipes in a row that did nothing at all: look at the screen before the next  # a board with new unknown cells, and since when
         self._last_swipe_at: float | None = None
         self._captures_at_swipe = 0
+        # The holes of the board a move was last made on, with the box and lattice they belong to:
+        # what shows through them (an animated sky) is not the board moving.
+        self._holes: tuple[tuple[object, ...], np.ndarray] | None = None
 
     # -- the journal and the screen ---------------------------------------------------
     def _log(self, event: str, **fields: object) -> None:
@@ -271,18 +285,29 @@ class PlayLoop(Generic[BoardT, MoveT]):
         read: BoardRead[BoardT] | None | _Unread = UNREAD
         motion = np.zeros((p.rows, p.cols), dtype=bool)
         motion_of = Motion(p.board_bbox, p.rows, p.cols, p.settle.threshold)
+        known = self._holes_of()
+        holes = known if known is not None else np.zeros((p.rows, p.cols), dtype=bool)
+        # A board whose holes are not known yet (the run's first, a new level's) is read at
+        # every capture until they are: a cell read empty for HOLE_HOLD_S is a hole.
+        empty_since = None if known is not None or not self.screen.role_hints.falls else \
+            self._empty_since(self.read(frame), frame_at, None)  # fmt: skip
         same_since = frame_at  # the first frame of the current run of agreeing reads
         while self.clock.now() - start < t.settle_s - 1e-6:
             self.clock.sleep(t.poll_s)
             nxt = self.capture()
             nxt_at = self.capture.started_at
             captures += 1
-            motion = motion_of.between(frame, nxt)
+            nxt_read: BoardRead[BoardT] | None | _Unread = UNREAD
+            if empty_since is not None:
+                nxt_read = self.read(nxt)
+                empty_since = self._empty_since(nxt_read, nxt_at, empty_since)
+                holes = nxt_at - empty_since >= HOLE_HOLD_S - 1e-6
+            motion = motion_of.between(frame, nxt) & ~holes
             if int(motion.sum()) > MAX_MOVING_CELLS:
-                frame, frame_at, read, same_since = nxt, nxt_at, UNREAD, nxt_at
+                frame, frame_at, read, same_since = nxt, nxt_at, nxt_read, nxt_at
                 continue
             prev = self.read(frame) if isinstance(read, _Unread) else read
-            last, frame, read = frame, nxt, self.read(nxt)
+            last, frame, read = frame, nxt, self.read(nxt) if isinstance(nxt_read, _Unread) else nxt_read
             if prev is None or read is None:
                 # A screen with no board box on it is still when next to nothing changed.
                 if prev is None and read is None and screen_still(last, frame):
@@ -294,7 +319,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 same_since = nxt_at
             else:
                 fresh = unknown_before is not None and bool(set(read.unknown_cells) - unknown_before)
-                if (rest == 1 and not fresh) or nxt_at - same_since >= DOUBT_HOLD_S - 1e-6:
+                if self._before_the_move_shows(read, nxt_at):
+                    same_since = nxt_at
+                elif (rest == 1 and not fresh) or nxt_at - same_since >= DOUBT_HOLD_S - 1e-6:
                     return RestingRead(frame, read, True, self.clock.now() - start, captures, motion)
             frame_at = nxt_at
             # A screen with no playable board is still when next to nothing on it changed
@@ -304,16 +331,67 @@ class PlayLoop(Generic[BoardT, MoveT]):
         final = self.read(frame) if isinstance(read, _Unread) else read
         return RestingRead(frame, final, False, self.clock.now() - start, captures, motion)
 
-    def _wait_for_change(self, before: np.ndarray, hint: np.ndarray) -> bool:
-        """Whether the board moved away from `before` within the change timeout; cells that
-        were moving at rest (a hint's wiggle) are not a change."""
+    def _before_the_move_shows(self, read: BoardRead[BoardT], at: float) -> bool:
+        """Whether a frame captured at `at` shows the swiped tiles as they were before the
+        swipe, while the game may still be about to react (within the change timeout). A
+        board at rest so soon after a swipe may be one that has not reacted yet (the finger
+        still on the glass, a hint going out under it), not one that ignored the swipe."""
+        pending = self.pending
+        if pending is None or not pending.swiped or not pending.labels or pending.index != self.summary.moves:
+            return False
+        if at - pending.at >= self.timeouts.change_s:
+            return False
+        labels = read.reading.labels
+        try:
+            return all(labels[r][c] == pending.labels[r][c] for r, c in pending.swiped)
+        except IndexError:
+            return False
+
+    def _lattice(self) -> tuple[object, ...]:
         p = self.profile
+        return (p.board_bbox, p.rows, p.cols)
+
+    def _holes_of(self) -> np.ndarray | None:
+        """The cells of the board that are holes: those of the last board a move was made
+        on, on this box (None: none made on it yet)."""
+        if self._holes is not None and self._holes[0] == self._lattice():
+            return self._holes[1]
+        return None
+
+    def _empty_since(self, read: BoardRead[BoardT] | None, at: float, since: np.ndarray | None) -> np.ndarray:
+        """Since when each cell has been read empty, in every read (inf: not empty now)."""
+        p = self.profile
+        empty = np.zeros((p.rows, p.cols), dtype=bool) if read is None else _hole_mask(read, p.rows, p.cols)
+        before = np.full((p.rows, p.cols), np.inf) if since is None else since
+        return np.where(empty, np.minimum(before, at), np.inf)
+
+    def _note_holes(self, read: BoardRead[BoardT]) -> None:
+        """The holes of a board a move is made on (at rest by sight and by the rules). Where
+        pieces never fall in (Color Lines), an empty cell is no hole: a piece may appear there."""
+        if self.screen.role_hints.falls:
+            self._holes = (self._lattice(), _hole_mask(read, self.profile.rows, self.profile.cols))
+
+    def _wait_for_change(self, before: np.ndarray, hint: np.ndarray,
+                         swiped: tuple[tuple[int, int], ...] = ()) -> bool:  # fmt: skip
+        """Whether the board moved away from `before` within the change timeout; cells that
+        were moving at rest (a hint's wiggle, a glow) and the board's holes are not a change.
+        After a swipe the swiped tiles move first (a swap, or one shaken back): a change
+        elsewhere alone (a glow starting on another tile) is not the move's."""
+        p = self.profile
+        holes = self._holes_of()
+        hint = hint if holes is None else hint | holes
+        where = np.zeros((p.rows, p.cols), dtype=bool)
+        for r, c in swiped:
+            if 0 <= r < p.rows and 0 <= c < p.cols:
+                where[r, c] = True
+        where &= ~hint
         motion = Motion(p.board_bbox, p.rows, p.cols, p.settle.threshold)
         deadline = self.clock.now() + self.timeouts.change_s
         while self.clock.now() < deadline:
             self.clock.sleep(self.timeouts.poll_s)
             # against the frame before the swipe, each time: a late, slow change still shows
-            if (motion.between(self.capture(), before) & ~hint).any():
+            changed = motion.between(self.capture(), before) & ~hint
+            if changed[where].any() if where.any() else changed.any():
                 return True
         return False
 
@@ -513,6 +591,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 return self._stop(f"no move for {opt.no_progress_s:.0f} s, though screens were left one after "
                                   "another: going round in circles", "stuck")  # fmt: skip
             rest = self._rest(None if self.pending is None else self.pending.unknown)
+            read_with = self.profile
             s.settle_s.append(rest.waited_s)
             now = self.clock.now()
             self._keep(rest.frame, rest.read)
@@ -663,6 +742,11 @@ class PlayLoop(Generic[BoardT, MoveT]):
                         "check the profile's board box, and that the game plays by the rules the agent assumes",
                         "failed_checks",
                     )
+            if self.profile is not read_with:
+                # What the move taught (a look that never moves is a blocker) changes how
+                # this board reads: it is read again before a move is chosen on it, or the
+                # next check would take the new reading for the move's doing.
+                continue
             if s.first_board is None:
                 s.first_board = read.text
             over = self.player.finished(read.board)
@@ -720,8 +804,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
                                         swiped_cells(gestures, self.profile))  # fmt: skip
                 self._read_late = False
                 self._zero_looks = 0
+                self._note_holes(read)
             self.guards.progress()
-            changed = self._wait_for_change(rest.frame, rest.moving)
+            changed = self._wait_for_change(rest.frame, rest.moving, self.pending.swiped)
             self.pending = replace(self.pending, changed=changed)
             if self.on_move is not None or self.watcher is not None:
                 s.counts = self.player.counts()

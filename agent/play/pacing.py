@@ -160,8 +160,12 @@ def same_kinds(a: BoardRead[BoardT], b: BoardRead[BoardT]) -> bool:
 def at_rest_between(prev: BoardRead[BoardT], cur: BoardRead[BoardT], moved: np.ndarray, min_confidence: float) -> int:
     """Whether two consecutive reads show one board at rest (see the module docstring):
     0 no; 1 yes; 2 yes if the next pair agrees too (a cell that moves and is read with
-    doubt may be a hint's wiggle or a piece still falling: one more capture tells)."""
+    doubt may be a hint's wiggle or a piece still falling: one more capture tells). One cell
+    read unknown in one read and a kind in the other, or moving and read as two looks (a
+    hint's glow pulsing over its tile), is such doubt too, not a board that moves."""
     if not same_kinds(prev, cur):
+        if _differ_by_doubt(prev, cur, moved):
+            return 2 if cur.playable else 0
         return 0
     n = int(moved.sum())
     if n == 0:
@@ -172,3 +176,18 @@ def at_rest_between(prev: BoardRead[BoardT], cur: BoardRead[BoardT], moved: np.n
     conf = cur.reading.confidence
     sure = all(labels[r][c] != "?" and float(conf[r, c]) >= min_confidence for r, c in np.argwhere(moved).tolist())
     return 1 if sure else 2
+
+
+def _differ_by_doubt(a: BoardRead[BoardT], b: BoardRead[BoardT], moved: np.ndarray) -> bool:
+    """Whether two reads differ only in one cell, which one of them reads unknown or whose
+    pixels moved (a glow pulsing over a tile can pass for a look of its own). A swap moves
+    two: the tiles of a move are never taken for a hint."""
+    la, lb = a.reading.labels, b.reading.labels
+    if len(la) != len(lb) or any(len(x) != len(y) for x, y in zip(la, lb)):
+        return False
+    differ = [(r, c) for r, (ra, rb) in enumerate(zip(la, lb)) for c, (u, v) in enumerate(zip(ra, rb)) if u != v]
+    if len(differ) != 1:
+        return False
+    (r, c), = differ
+    inside = r < moved.shape[0] and c < moved.shape[1]
+    return "?" in (la[r][c], lb[r][c]) or (inside and bool(moved[r, c]))

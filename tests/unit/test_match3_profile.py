@@ -50,3 +50,16 @@ def test_classes_of_one_kind_are_one_tile_type():
     get_game("match3").screen.check_profile(profile)  # 11 classes, 7 kinds: taken
     with pytest.raises(ProfileError):
         get_game("match3").screen.check_profile(replace(profile, kinds={}))  # 11 kinds: refused
+
+
+def test_kinds_past_the_rules_limit_read_unknown_not_a_board_that_cannot_be_read():
+    """A run that learns the looks of a new level's obstacles as kinds of their own may hold
+    more kinds than the rules have colours: those cells read unknown (the board is played
+    without them), the others keep their colours."""
+    from dataclasses import replace
+
+    from agent.games.match3.reader import label_types
+
+    profile = replace(_profile("ABCDEFGHIJ."), kinds={})
+    types = label_types(profile)
+    assert sorted(types) == list("ABCDEFGH") and sorted(types.values()) == list(range(8))

@@ -6,6 +6,8 @@ game's idle hint does."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -136,6 +138,14 @@ def test_at_rest_needs_the_same_kinds_and_few_cells_moving():
     assert at_rest_between(a, _read("ABC BCA CAB", conf=0.3), one, 0.5) == 2
     unknown = _read("ABC B?A CAB")
     assert at_rest_between(unknown, _read("ABC B?A CAB"), one, 0.5) == 2
+    # a hint's glow pulsing over its tile: read unknown, then its kind, then unknown again
+    assert at_rest_between(unknown, a, one, 0.5) == 2 and at_rest_between(a, unknown, one, 0.5) == 2
+    assert at_rest_between(_read("?BC B?A CAB"), a, one, 0.5) == 0  # two: a swap, not a hint
+    assert at_rest_between(unknown, _read("ABC BBA CAB"), one, 0.5) == 2
+    assert at_rest_between(_read("ABC BCA CA?"), _read("ABC BBA CAB"), one, 0.5) == 0  # a kind changed too
+    # the glow's tile read as a look of its own: at rest if that tile moved, not otherwise
+    assert at_rest_between(a, _read("ABC BDA CAB"), one, 0.5) == 2
+    assert at_rest_between(a, _read("ABC BDA CAB"), moved, 0.5) == 0
 
 
 def test_guards_see_the_same_tap_over_and_over_and_a_screen_that_stays():
@@ -270,3 +280,139 @@ def test_a_counter_read_0_once_after_a_move_is_read_again_before_the_next_swipe(
     assert summary.moves == 4, summary.stop_reason
     after = events[events.index("zero") + 1:]
     assert after and after[0] == "read", events  # the header read again before any swipe
+
+
+class Glow(Wiggle):
+    """The phone with a light pulsing over one tile (a hint's glow): every other capture the
+    tile is washed out, and reads unknown."""
+
+    def screencap(self):
+        frame = self.phone.screencap().copy()
+        self.n += 1
+        if self.n % 2:
+            x0, y0, x1, _ = self.phone.layout.board_bbox
+            pitch = (x1 - x0) // self.phone.config.cols
+            r, c = self.cell
+            cx, cy = x0 + c * pitch, y0 + r * pitch
+            tile = frame[cy:cy + pitch, cx:cx + pitch]
+            tile[:] = (0.3 * tile + 0.7 * 255).astype(np.uint8)
+        return frame
+
+
+def test_a_hint_whose_glow_makes_its_tile_read_unknown_now_and_then_does_not_keep_the_board_moving():
+    """Two reads that differ only in one tile, read unknown in one of them, are a hint
+    glowing over that tile, not a board that moves (before: the board never rested, and
+    the run stopped on "an unknown screen" with the board in front of it)."""
+    phone = SimPhone(Match3Config(variant="classic", move_budget=100), seed=4, clock=ManualClock())
+    device = Glow(phone)
+    profile = sim_game_profile(phone)
+    assert "?" in profile.read(device.screencap()).text or "?" in profile.read(device.screencap()).text
+    summary = loop_for(phone, device, moves=10).run()
+    assert summary.moves == 10 and summary.stop_kind == "limit", summary.stop_reason
+    assert device.swipes_while_moving == 0
+
+
+class Counting:
+    """A phone that counts the swipes made while its board still moved."""
+
+    def __init__(self, phone) -> None:
+        self.phone, self.serial, self.model = phone, phone.serial, phone.model
+        self.swipes_while_moving = 0
+
+    def screen_size(self):
+        return self.phone.screen_size()
+
+    def screencap(self):
+        return self.phone.screencap()
+
+    def tap(self, x, y):
+        self.phone.tap(x, y)
+
+    def back(self):
+        self.phone.back()
+
+    def swipe(self, x1, y1, x2, y2, duration_ms=200):
+        if self.phone.animating:
+            self.swipes_while_moving += 1
+        self.phone.swipe(x1, y1, x2, y2, duration_ms)
+
+
+def _saga_level(world: int, level: int):
+    """A family world's phone showing the board of `level` at rest, and its calibration."""
+    from test_saga_family import settle, to_board
+
+    from agent.games.match3.saga import SagaPhone
+    from agent.vision.frames import calibrate_frames
+
+    ph = SagaPhone(seed=world, size=(720, 1280), clock=ManualClock(), world=world, levels=4)
+    ph.launch(ph.package)
+    ph.clock.advance(1.0)  # type: ignore[attr-defined]
+    to_board(ph)
+    ph._start_level(level, ph.clock.now(), fresh=True)
+    settle(ph)
+    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    assert ph.screen_kind == "board"
+    # no tip over the board, no other app in front: these tests are about the board
+    ph._scripts = [dataclasses.replace(sc, tip_after=None, switch_after=None) for sc in ph._scripts]
+    return ph, calibrate_frames([ph.screencap()], "match3").profile
+
+
+def _saga_loop(ph, device, profile, moves: int) -> PlayLoop:
+    options = {o.name: o.default for o in GAME.screen.options}
+    return PlayLoop(device, GAME, profile, GAME.screen.player(profile, options, 0), ph.clock,
+                    options=PlayOptions(moves=moves, level_life=True, handle_screens=False))  # fmt: skip
+
+
+class ThroughTheHoles(Counting):
+    """What shows through the board's holes changes at every capture (a sky, a scene),
+    and still reads as the holes."""
+
+    def __init__(self, phone, profile) -> None:
+        super().__init__(phone)
+        self.profile, self.n = profile, 0
+
+    def screencap(self):
+        frame = self.phone.screencap().copy()
+        self.n += 1
+        x0, y0, x1, y1 = self.profile.board_bbox
+        rows, cols = self.profile.rows, self.profile.cols
+        for r, c in np.argwhere(self.phone.level.hole_mask()):
+            ya, yb = y0 + (y1 - y0) * r // rows, y0 + (y1 - y0) * (r + 1) // rows
+            xa, xb = x0 + (x1 - x0) * c // cols, x0 + (x1 - x0) * (c + 1) // cols
+            frame[ya:yb, xa:xb] = np.clip(frame[ya:yb, xa:xb].astype(int) + (10 if self.n % 2 else -10), 0, 255)
+        return frame
+
+
+def test_what_shows_through_a_boards_holes_is_not_the_board_moving():
+    """A diamond board whose twelve holes show a scene that changes at every frame: a cell
+    read empty for a while on a board whose pieces fall is a hole, and its pixels are not
+    the board's (before: the board never rested, and no move was made)."""
+    from agent.play.pacing import Motion
+
+    ph, profile = _saga_level(5, 2)
+    device = ThroughTheHoles(ph, profile)
+    a, b = device.screencap(), device.screencap()
+    holes = ph.level.hole_mask()
+    moved = Motion(profile.board_bbox, profile.rows, profile.cols, profile.settle.threshold).between(a, b)
+    assert int(holes.sum()) == 12 and moved[holes].all() and not moved[~holes].any()
+    for frame in (a, b):
+        assert (np.array(profile.read(frame).labels)[holes] == ".").all()  # the holes, whatever shows there
+    summary = _saga_loop(ph, device, profile, moves=1).run()
+    assert summary.moves == 1 and summary.stop_kind == "limit", summary.stop_reason
+    assert device.swipes_while_moving == 0
+
+
+@pytest.mark.parametrize("world, level", [(1, 2), (10, 3)])
+def test_a_board_whose_hint_glows_over_a_fast_sky_is_played_never_while_it_moves(world, level):
+    """Cut corners over a sky that drifts fast, and a hint that glows after a few idle
+    seconds: a glow starting right after a swipe is not the move's change (before: the
+    move was checked on a board that had not yet reacted, and the next swipe came while
+    it moved); the swiped tiles must move first."""
+    ph, profile = _saga_level(world, level)
+    assert ph.level.hole_mask()[[0, 0, -1, -1], [0, -1, 0, -1]].all()
+    ph._motion._speed = 40.0  # type: ignore[union-attr]  # a sky that moves fast
+    device = Counting(ph)
+    summary = _saga_loop(ph, device, profile, moves=4).run()
+    assert summary.moves == 4 and summary.stop_kind == "limit", summary.stop_reason
+    assert device.swipes_while_moving == 0
+

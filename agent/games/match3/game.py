@@ -29,7 +29,7 @@ from agent.games.match3.goal_board import blocker_cells, blockers_of, with_block
 from agent.games.match3.goal_play import GOAL_MODES, Aim, aim_for, goal_choice, made_by
 from agent.games.match3.hints import ROLE_HINTS
 from agent.games.match3.hud import MAX_STEPS
-from agent.games.match3.reader import label_types, read_board
+from agent.games.match3.reader import colour_kinds, label_types, read_board
 from agent.games.match3.rules import VARIANTS, Match3Config
 from agent.games.match3.solver import SOLVERS, Choice, Solver, candidate_moves, evaluate, make_solver
 from agent.games.match3.verify import at_rest, check_outcome
@@ -323,8 +323,7 @@ class Match3Screen:
     def check_profile(self, profile: GameProfile) -> None:
         # Refused before any move: a board of more kinds than the rules hold would fail on
         # the first frame read, mid-run.
-        types = label_types(profile)
-        colours = sorted({profile.kind_of(lbl) for lbl in types})
+        colours = colour_kinds(profile)
         if len(colours) > MAX_TYPES:
             raise ProfileError(
                 f"the {profile.game} profile has {len(colours)} colour kinds "

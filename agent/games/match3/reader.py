@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.games.match3.board import EMPTY, LETTERS, UNKNOWN, Board
+from agent.games.match3.board import EMPTY, LETTERS, MAX_TYPES, UNKNOWN, Board
 from agent.vision.classify import Reading
 from agent.vision.profile import GameProfile
 
@@ -29,6 +29,13 @@ class BoardRead:
 _NO_COLOUR = ("blocker", "colourless")
 
 
+def colour_kinds(profile: GameProfile) -> list[str]:
+    """The profile's colour kinds, sorted: those of its classes that are neither holes nor
+    pieces without a colour (see _NO_COLOUR)."""
+    labels = [lbl for lbl in profile.class_labels if profile.role_of(lbl) not in _NO_COLOUR]
+    return sorted({profile.kind_of(lbl) for lbl in labels} - {".", "?"})
+
+
 def label_types(profile: GameProfile) -> dict[str, int]:
     """Profile class labels -> colour ids of the rules. Every class of one colour kind (a
     tile, and its lit, shaded and special looks) is one colour, since it matches as that
@@ -36,9 +43,13 @@ def label_types(profile: GameProfile) -> dict[str, int]:
     the board notation's B), any other names are numbered in sorted order. Holes and bare layers have no colour, nor do blockers and colourless
     specials (see _NO_COLOUR)."""
     labels = [lbl for lbl in profile.class_labels if profile.role_of(lbl) not in _NO_COLOUR]
-    kinds = sorted({profile.kind_of(lbl) for lbl in labels} - {".", "?"})
+    kinds = colour_kinds(profile)
     index = {k: LETTERS.index(k) for k in kinds} if all(k in LETTERS for k in kinds) else {k: i for i, k in enumerate(kinds)}
-    return {lbl: index[profile.kind_of(lbl)] for lbl in labels if profile.kind_of(lbl) in index}
+    # The rules know MAX_TYPES colours: a kind past them (a profile that took obstacles
+    # for colours) reads unknown, and the board with few of them is played without them
+    # rather than not read at all.
+    return {lbl: index[profile.kind_of(lbl)] for lbl in labels
+            if profile.kind_of(lbl) in index and index[profile.kind_of(lbl)] < MAX_TYPES}  # fmt: skip
 
 
 def read_board(frame: np.ndarray, profile: GameProfile) -> BoardRead:

@@ -877,14 +877,21 @@ class SagaPhone(SimDevice):
         return False
 
     def _look_mask(self) -> np.ndarray:
-        """Where the animated backdrop shows on the board's screen: not the board, not the header."""
+        """Where the animated backdrop shows on the board's screen: not the board's panel
+        (it shows through the board's holes and cut corners, as behind real games' boards),
+        not the header."""
         k = self._level.number
         if self._mask_for is None or self._mask_for[0] != (k, self._size):
             w, h = self._size
             mask = np.ones((h, w), np.uint8)
-            x0, y0, x1, y1 = self._geometry().bbox
-            m = max(2, self._geometry().cell // 10) * 3
-            mask[max(0, y0 - m) : y1 + m, max(0, x0 - m) : x1 + m] = 0
+            geo = self._geometry()
+            m = max(2, geo.cell // 10) * 3
+            holes = self._level.hole_mask()
+            for r in range(geo.rows):
+                for c in range(geo.cols):
+                    if not holes[r, c]:
+                        cx0, cy0 = geo.x0 + c * geo.cell, geo.y0 + r * geo.cell
+                        mask[max(0, cy0 - m) : cy0 + geo.cell + m, max(0, cx0 - m) : cx0 + geo.cell + m] = 0
             mask[: int(h * H.HEADER_BOTTOM)] = 0
             self._mask_for = ((k, self._size), mask)
         return self._mask_for[1]
