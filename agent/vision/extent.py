@@ -114,6 +114,12 @@ _RHYTHM_LAB = 2.5
 # blank backdrop between them. Measured: the least cell of the obstacle lines of the
 # edge_columns and crates look-alikes 0.17 or more; the backdrop between buttons 0.00-0.01.
 _RHYTHM_FILL = 0.08
+# ... and in absolute terms (Lab units): a board of empty slots is so blunt that the
+# backdrop beside quarters of round buttons centred on the lattice's corners, which
+# changes by noise when moved, came to a tenth of its sharpness. Measured: the least cell
+# of the obstacle lines of the four uneven look-alike families 3.2 or more; that backdrop
+# under a board of empty slots (test_calibrate) 0.09.
+_RHYTHM_FILL_LAB = 1.0
 # A reference cell of the board's kinds repeats locked to the lattice: it and its nearest
 # twin a whole number of cells away are nearer each other than to themselves moved half a
 # cell, whichever of the four ways (see _SHARP; a hole of the backdrop in a cut corner
@@ -581,7 +587,7 @@ class _Rhythm:
         if m is None:
             return False
         ok = (m.seams >= _RHYTHM_SHARP and m.seams * self.scale >= _RHYTHM_LAB and m.ratio >= _RHYTHM
-              and m.least >= _RHYTHM_FILL)  # fmt: skip
+              and m.least >= _RHYTHM_FILL and m.least * self.scale >= _RHYTHM_FILL_LAB)  # fmt: skip
         if ok:
             self.cells[rows, cols] = True
         return ok

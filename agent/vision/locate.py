@@ -31,7 +31,7 @@ from agent.errors import AgentError
 from agent.vision.grid import BBox
 from agent.vision.profile import GRID_MAX, GRID_MIN
 from agent.vision.extent import board_extent
-from agent.vision.lattice import Lattice, blurred_for
+from agent.vision.lattice import DESC_SAMPLE, Lattice, blurred_for
 from agent.vision.phase import best_phase, border_variance
 from agent.vision.periodicity import (
     PeriodCandidate,
@@ -179,17 +179,27 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
         return None
     # Each harmonic is looked for around k times the period fitted from the ones before
     # it, not k times the proposal: a proposal some percent off puts its later windows
-    # beside the true peaks, onto the bumps between them, which pull the fit off.
+    # beside the true peaks, onto the bumps between them, which pull the fit off. But a
+    # fit from the first peak alone is only as good as that peak, and a broad one (a
+    # plateau where the tiles' widths differ) can put it a tenth off: where the fitted
+    # window's maximum lies on its edge (no peak in it), the proposal's window is looked at.
     ks, pos, wts = [], [], []
     fit = p
-    for k in range(1, int(0.7 * n / p) + 1):
-        a = max(1, int(np.floor(k * fit - 0.2 * p)))
-        b = min(n - 2, int(np.ceil(k * fit + 0.2 * p)))
+
+    def peak_in(centre: float) -> int | None:
+        a = max(1, int(np.floor(centre - 0.2 * p)))
+        b = min(n - 2, int(np.ceil(centre + 0.2 * p)))
         if b <= a:
-            break
+            return None
         i = a + int(np.argmax(v[a : b + 1]))
-        if i <= a or i >= b:
-            continue  # the maximum is on the edge of the search: not a peak
+        return i if a < i < b else None  # the maximum on the edge of the search: not a peak
+
+    for k in range(1, int(0.7 * n / p) + 1):
+        i = peak_in(k * fit)
+        if i is None and fit != p:
+            i = peak_in(k * p)
+        if i is None:
+            continue
         den = v[i - 1] - 2 * v[i] + v[i + 1]
         off = 0.5 * (v[i - 1] - v[i + 1]) / den if den < 0 else 0.0
         ks.append(k)
@@ -308,6 +318,12 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
             break
         margin = [m + _MARGIN_CELLS if g else m for m, g in zip(margin, grow)]
     assert ext is not None  # the loop ran at least once and returned on None
+    for _ in range(2):  # see _rephased: the extent found again on the board's own lines
+        moved = _rephased(blur, ext.lattice)
+        again = board_extent(blur, core, *moved, px * s, py * s) if moved is not None else None
+        if again is None:
+            break
+        ext = again
     if not (GRID_MIN <= ext.lattice.rows <= GRID_MAX and GRID_MIN <= ext.lattice.cols <= GRID_MAX):
         return None
     settled = _settled(crop, ext.lattice)
@@ -324,6 +340,26 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
     score = ext.score * rhythm
     return BoardFind(bbox, lat.rows, lat.cols, (lat.px, lat.py), score, ext.occupied, ext.holes, lat,
                      border_variance(blur, settled))  # fmt: skip
+
+
+def _rephased(blur: np.ndarray, lat: Lattice) -> tuple[float, float] | None:
+    """The lattice's corner moved to the phase measured again inside the board's box
+    (crop pixels), or None when the lines stay within a sample of where they were. The
+    first phase was measured over a few cells around where repetition was seen: where
+    those are all empty slots, alike whatever the phase, the backdrop beside the board
+    decides it, and lines a fifth of a cell off cut every slot in two (the board then
+    spans a line of cells more each way). Inside the box the tiles on the board say
+    where its lines are; its outer lines are left out, as lines off the board's cut
+    them across the board's edge and the backdrop (which then decides it again)."""
+    inner = (lat.x0 + lat.px, lat.y0 + lat.py, lat.x1 - lat.px, lat.y1 - lat.py)
+    x0, y0, _ = best_phase(blur, inner, lat.px, lat.py)
+    off = [(x0 - lat.x0) / lat.px, (y0 - lat.y0) / lat.py]
+    off = [o - round(o) for o in off]
+    # per axis: a shift within one sample of a cell side is no new placement
+    off = [o if abs(o) > 1.0 / DESC_SAMPLE else 0.0 for o in off]
+    if off == [0.0, 0.0]:
+        return None
+    return lat.x0 + off[0] * lat.px, lat.y0 + off[1] * lat.py
 
 
 def _settled(crop: _Crop, lat: Lattice) -> Lattice:
