@@ -93,6 +93,28 @@ def test_a_cell_that_never_moves_is_played_as_immovable():
     assert p.learned().immovable == ()
 
 
+def test_every_swipe_ignored_on_one_board_is_avoided_not_only_the_last():
+    """Moves that the game ignored one after another on the same board: the next is none
+    of them (before: each refusal let the ones before it back in, and three refusals in
+    a row stopped the run on a board whose obstacles read as tiles)."""
+    board = Board.parse("""
+    AABDB
+    ACCAC
+    BCACB
+    CBCAB
+    CDBAC
+    """)  # four matching swaps that share no cell
+    p = player("classic", Match3Config(variant="classic", rows=5, cols=5, n_types=4))
+    tried: list[set[tuple[int, int]]] = []
+    for _ in range(3):
+        d = p.decide(board)
+        assert hasattr(d, "move") and not any(set(d.move.cells()) & t for t in tried)
+        tried.append(set(d.move.cells()))
+        assert p.check(board, d, board).verdict == "not_applied"
+    d = p.decide(board)  # another move, or none (then the game must change the board)
+    assert not hasattr(d, "move") or not set(d.move.cells()) & set().union(*tried)
+
+
 def test_unknown_cells_are_neither_swapped_nor_matched():
     # (0,1) unknown: swapping it down would make AAA if it were A, but it is not known
     board = Board.parse("""

@@ -282,7 +282,10 @@ class Match3Player:
 
     def _refused_by(self, board: Board, move: Move) -> None:
         cells = move.cells()
-        self._stale = (str(board), set(cells))
+        # every swipe ignored on this very board, not only the last: two refused moves in a
+        # row must not lead back to the first
+        same = self._stale is not None and self._stale[0] == str(board)
+        self._stale = (str(board), set(cells) | (self._stale[1] if same and self._stale is not None else set()))
         for cell in cells:
             self._refused[cell] = self._refused.get(cell, 0) + 1
             if self._refused[cell] >= IMMOVABLE_AFTER and cell not in self._immovable:
