@@ -591,7 +591,6 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 return self._stop(f"no move for {opt.no_progress_s:.0f} s, though screens were left one after "
                                   "another: going round in circles", "stuck")  # fmt: skip
             rest = self._rest(None if self.pending is None else self.pending.unknown)
-            read_with = self.profile
             s.settle_s.append(rest.waited_s)
             now = self.clock.now()
             self._keep(rest.frame, rest.read)
@@ -602,7 +601,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
             if game_over and (read is None or not read.confident):
                 return self._stop("game over: no moves left", "finished", finished=True)
             if read is not None and rest.still and opt.learn and read.playable and not read.confident:
-                read = self.screens.learn_looks(rest.frame, read)
+                read = self.screens.learn_looks(rest.frame, read)  # (read again if a look was learned)
+            read_with = self.profile  # what `read` was read with
             if read is None or not rest.still or not read.playable:
                 if game_over:
                     return self._stop("game over: no moves left", "finished", finished=True)

@@ -117,6 +117,8 @@ class ClassGrower:
         out = self._learn(group, reading, cells.lab, cells.margin)
         taken = set(map(id, group))
         self._seen = [s for s in self._seen if id(s) not in taken]
+        if out is None:
+            return None
         self.rebase(out)
         return out
 
@@ -147,7 +149,7 @@ class ClassGrower:
                 best = members
         return best
 
-    def _learn(self, group: list[_Seen], reading: Reading, lab: np.ndarray, margin: int) -> GameProfile:
+    def _learn(self, group: list[_Seen], reading: Reading, lab: np.ndarray, margin: int) -> GameProfile | None:
         p = self.profile
         feats = np.stack([s.features for s in group])
         looks = np.stack([s.lab for s in group])
@@ -155,7 +157,9 @@ class ClassGrower:
                 and float(np.median(centre_chroma(looks))) < EMPTY_CHROMA):  # fmt: skip
             added = exemplars_from_labels(feats, [[EMPTY_LABEL] * len(group)], per_label=EXEMPLARS_PER_CLASS)
             return replace(p, exemplars=[*p.exemplars, *added])
-        letter = next(n for n in CLASS_NAMES if n not in _used(p))
+        letter = next((n for n in CLASS_NAMES if n not in _used(p)), None)
+        if letter is None:
+            return None  # every class name taken: the look stays unknown (played around)
         held = [s.held for s in group if s.held is not None]
         if 2 * len(held) >= len(group):
             # where a blocker stood, and no piece fell in: the blocker, hit (a cracked crate)

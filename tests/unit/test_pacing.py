@@ -416,3 +416,25 @@ def test_a_board_whose_hint_glows_over_a_fast_sky_is_played_never_while_it_moves
     assert summary.moves == 4 and summary.stop_kind == "limit", summary.stop_reason
     assert device.swipes_while_moving == 0
 
+
+
+def test_a_profile_grown_from_the_board_just_read_does_not_hold_up_the_move():
+    """A look learned from the board at rest is read with at once: the move is chosen on
+    that read, not put off for another look at the board (before: a learner that adopted
+    something at every look, such as one more exemplar of an empty slot, kept the loop
+    reading the same board until every class name was taken, and the run crashed)."""
+    phone = SimPhone(Match3Config(variant="classic", move_budget=100), seed=4, clock=ManualClock())
+    device = Glow(phone)  # its glowing tile reads unknown now and then: a look to learn
+    loop = loop_for(phone, device, moves=6, learn=True)
+    grown: list[int] = []
+
+    def learn_looks(frame, read):
+        loop.adopt(dataclasses.replace(loop.profile), "a look seen again and again is learned as a class", classes=[])
+        grown.append(loop.summary.moves)
+        return read
+
+    loop.screens.learn_looks = learn_looks  # type: ignore[method-assign]
+    summary = loop.run()
+    assert grown, "the learner was never asked"
+    assert summary.moves == 6 and summary.stop_kind == "limit", summary.stop_reason
+    assert len(grown) <= 3 * summary.moves  # asked about the boards the moves were made on, not again and again
