@@ -312,29 +312,14 @@ def test_a_hint_whose_glow_makes_its_tile_read_unknown_now_and_then_does_not_kee
     assert device.swipes_while_moving == 0
 
 
-class Counting:
-    """A phone that counts the swipes made while its board still moved."""
-
-    def __init__(self, phone) -> None:
-        self.phone, self.serial, self.model = phone, phone.serial, phone.model
-        self.swipes_while_moving = 0
-
-    def screen_size(self):
-        return self.phone.screen_size()
+class Counting(Wiggle):
+    """A phone that counts the swipes made while its board still moved (and no wiggle)."""
 
     def screencap(self):
         return self.phone.screencap()
 
-    def tap(self, x, y):
-        self.phone.tap(x, y)
-
     def back(self):
         self.phone.back()
-
-    def swipe(self, x1, y1, x2, y2, duration_ms=200):
-        if self.phone.animating:
-            self.swipes_while_moving += 1
-        self.phone.swipe(x1, y1, x2, y2, duration_ms)
 
 
 def _saga_level(world: int, level: int):
