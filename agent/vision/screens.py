@@ -739,8 +739,10 @@ def classify_screen(
     # badges and a Play button, with no dialog
     plays = [c for c in sorted(cands, key=_order) if c.meaning == "forward" and not c.outside
              and W.norm(c.button.text).split()[:1] in PLAY_WORDS]  # fmt: skip
-    # (a "panel" with no word on it is a picture, no dialog: a map's big round decorations)
+    # (a "panel" with no word on it is a picture, no dialog: a map's big round decorations;
+    # a forbidden button's words on it (a map's Shop) make no dialog of it either)
     wordless = panel is None or not any(_inside(wd.centre, panel) and wd.conf >= SURE and len(W.norm(wd.text)) >= 3
+                                        and not any(_inside(wd.centre, rb) for rb in refused_boxes)
                                         for wd in words)  # fmt: skip
     path = badge_path(regions, w, h) if wordless and not in_dialog else []
     if plays and path:

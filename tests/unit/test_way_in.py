@@ -61,3 +61,36 @@ def test_calibration_reaches_the_board_through_daily_bonus_map_intro_and_offer(w
     assert inter / union >= 0.9, (way.bbox, ph.board_bbox, way.steps)
     assert len(way.steps) >= 2, way.steps  # the daily bonus, the map (and the intro card, the offer)
     assert not any("Back" in step for step in way.steps), way.steps  # every screen left by its own way on
+
+
+@pytest.mark.parametrize("world", [8, 14])
+def test_a_map_under_the_last_boards_box_with_only_a_shop_to_press_is_left_by_its_current_node(world):
+    """Between levels, the map shows where the last board was (so shapes of it "cover" the
+    board's box), its levels on round badges whose numbers OCR does not read, and a Shop
+    button. The Shop's words make no dialog of the map's backdrop: the map's prominent node
+    is tapped, never Back (before: "a dialog covers the board; no safe button", Back again
+    and again, and the run stopped)."""
+    from agent.vision.classify import Exemplar
+    from agent.vision.features import DEFAULT_PATCH, feature_length
+    from agent.vision.profile import GameProfile
+    from agent.vision.screens import classify_screen
+
+    import numpy as np
+
+    ph = _phone(world)
+    ph._enter_level(3, ph.clock.now())  # the map before level 3: two levels won below it
+    for _ in range(6):  # a daily bonus over it, by a person's choice
+        if ph.screen_kind == "map":
+            break
+        b = next(b for b in ph.buttons if not b.forbidden and b.action in ("collect", "close", "continue", "ok"))
+        ph.tap((b.box[0] + b.box[2]) // 2, (b.box[1] + b.box[3]) // 2)
+        ph.clock.advance(1.5)  # type: ignore[attr-defined]
+    assert ph.screen_kind == "map", ph.screen_detail
+    w, h = ph.screen_size()
+    box = (int(0.1 * w), int(0.41 * h), int(0.94 * w), int(0.79 * h))  # the last board's box
+    profile = GameProfile.from_bbox("match3", 7, 7, box, w, h, [Exemplar("A", np.zeros(feature_length(DEFAULT_PATCH)))],
+                                    package=ph.package)  # fmt: skip
+    v = classify_screen(ph.screencap(), profile, board_readable=False, foreground=ph.package, ocr=default_ocr())
+    assert v.kind == "map" and v.action is not None and v.action.point is not None, v.reason
+    hit = [b.action for b in ph.buttons if b.hit(*v.action.point)]
+    assert hit and not any(b.forbidden for b in ph.buttons if b.hit(*v.action.point)), (v.reason, hit)
