@@ -486,7 +486,11 @@ def record_sim_run(game_name: str, run_dir: Path, moves: int, size: tuple[int, i
     `agent play --sim --record` writes them. `given`: the game's options (None: not given).
     The simulated phone's profile is written to a temporary folder: the recording keeps
     its own copy. `lossless`: frames as PNG. The journal's path."""
+    import json
+    import os
     import tempfile
+
+    from agent.files import write_atomic
 
     from agent.games.registry import settings as game_settings
     from agent.play import run as runs_mod
@@ -505,4 +509,10 @@ def record_sim_run(game_name: str, run_dir: Path, moves: int, size: tuple[int, i
         journal = run_dir / journal_name(run.device.serial)
         runs_mod.play(run, PlayOptions(moves=moves), journal, summary_path=run_dir / "summary.json",
                       record=RecordOptions(lossless=lossless))  # fmt: skip
+        # the profile is named by its file: the temporary folder was this machine's, and is gone
+        for path in (journal, run_dir / "summary.json"):
+            if path.exists():
+                text = path.read_text(encoding="utf-8")
+                folder = json.dumps(str(Path(profiles)) + os.sep)[1:-1]
+                write_atomic(path, text.replace(folder, "").encode("utf-8"))
     return journal
