@@ -204,13 +204,36 @@ def test_the_same_screen_for_the_stuck_timeout_stops_though_its_background_moves
     assert Counter(e for e, _ in loop.lines)["screen"] >= 1
 
 
+def _new_board_is_taken(frame: np.ndarray, profile: GameProfile, ph: Any) -> None:
+    """The screen handler, on `frame` with the old board's `profile`, takes the new level's
+    board (one adoption, the level's grid, at its box) and neither taps nor goes back."""
+    from agent.games.registry import get_game
+    from agent.vision.scoring import iou
+
+    adopted: list[GameProfile] = []
+
+    class Playing(Loop):
+        def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
+            adopted.append(profile)
+
+        def unverified(self, reason: str) -> None:
+            pass
+
+    c = ManualClock()
+    loop = Playing(Phone(c, {}), c, profile, options=Options(learn=True), screen=get_game("match3").screen)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    assert h.handle(frame, None) is True
+    assert loop.device.backs == 0 and loop.device.taps == []
+    assert [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
+    assert iou(adopted[0].board_bbox, ph.board_bbox) >= 0.9
+
+
 def test_a_new_levels_board_with_a_hole_where_tiles_were_is_found_not_backed_out_of():
     """The next level's board lies elsewhere and has a 2x2 hole where the last board had
     tiles: the hole looks like a wordless panel over the old board ("covered", nothing to
     tap). Back would ask to quit the level; the new board, which holds the hole, is taken."""
     from test_saga_family import clock, move, phone, settle, to_board, way_on
 
-    from agent.games.registry import get_game
     from agent.vision.frames import calibrate_frames
     from agent.vision.scoring import iou
 
@@ -236,22 +259,7 @@ def test_a_new_levels_board_with_a_hole_where_tiles_were_is_found_not_backed_out
     assert iou(profile.board_bbox, ph.board_bbox) < 0.9, "the next board lies elsewhere"
     assert vision_screens.cover_boxes(frame, profile), "its hole lies over the old board like a panel"
 
-    adopted: list[GameProfile] = []
-
-    class Playing(Loop):
-        def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
-            adopted.append(profile)
-
-        def unverified(self, reason: str) -> None:
-            pass
-
-    c = ManualClock()
-    loop = Playing(Phone(c, {}), c, profile, options=Options(learn=True), screen=get_game("match3").screen)
-    h = ScreenHandler(loop)  # type: ignore[arg-type]
-    assert h.handle(frame, None) is True
-    assert loop.device.backs == 0 and loop.device.taps == []
-    assert [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
-    assert iou(adopted[0].board_bbox, ph.board_bbox) >= 0.9
+    _new_board_is_taken(frame, profile, ph)
 
 
 def test_a_new_levels_board_far_below_a_header_badge_the_old_board_spanned_is_taken():
@@ -264,7 +272,6 @@ def test_a_new_levels_board_far_below_a_header_badge_the_old_board_spanned_is_ta
     from agent.device.clock import ManualClock as Clock
     from agent.games.match3.saga import SagaPhone
     from agent.games.match3.saga.family import world_of
-    from agent.games.registry import get_game
     from agent.vision.frames import calibrate_frames
     from agent.vision.grid import bbox_to_frac
     from agent.vision.scoring import iou
@@ -295,22 +302,7 @@ def test_a_new_levels_board_far_below_a_header_badge_the_old_board_spanned_is_ta
     covers = vision_screens.cover_boxes(frame, profile)
     assert covers and all(b[3] < ph.board_bbox[1] for b in covers), "a header badge shows in the old board's box"
 
-    adopted: list[GameProfile] = []
-
-    class Playing(Loop):
-        def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
-            adopted.append(profile)
-
-        def unverified(self, reason: str) -> None:
-            pass
-
-    c = ManualClock()
-    loop = Playing(Phone(c, {}), c, profile, options=Options(learn=True), screen=get_game("match3").screen)
-    h = ScreenHandler(loop)  # type: ignore[arg-type]
-    assert h.handle(frame, None) is True
-    assert loop.device.backs == 0 and loop.device.taps == []
-    assert [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
-    assert iou(adopted[0].board_bbox, ph.board_bbox) >= 0.9
+    _new_board_is_taken(frame, profile, ph)
 
 
 class AdPhone(Phone):
