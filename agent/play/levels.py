@@ -152,6 +152,12 @@ class LevelTracker:
         if cur is not None:
             cur.moves += 1
 
+    def not_taken(self) -> None:
+        """The last move was seen not taken (the board did not change): it used no move."""
+        cur = self.current
+        if cur is not None and cur.moves > 0:
+            cur.moves -= 1
+
     def goal(self, goal: Goal, t: float) -> None:
         """The goal read off an intro card (before its level's board)."""
         cur = self.current

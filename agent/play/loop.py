@@ -735,6 +735,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 failed_checks = 0 if check.ok else failed_checks + 1
                 ignored = check.verdict == "not_applied" and not pending.changed
                 self._ignored = self._ignored + 1 if ignored else 0
+                if check.verdict == "not_applied":
+                    self.levels.not_taken()  # a swipe the game refused used none of the level's moves
                 if failed_checks >= opt.max_failed_checks:
                     return self._stop(
                         f"{failed_checks} moves in a row did not do what the rules predicted "

@@ -42,6 +42,10 @@ from agent.vision.profile import GRID_MIN
 _FLAT = 0.25  # a cell with less contrast than this share of the board's typical cell is flat
 _TWIN = 3.0  # near-duplicate: within this many times the typical nearest-neighbour distance
 _TWIN_FLOOR = 3.0  # Lab units: never stricter than screenshot noise
+# An object the board repeats is far nearer its twin than anything outside (crates:
+# 0.1-1.6 apart, 20+ from the scene); two cut corners over a smooth scene are near each
+# other only about as near as the scene beside them (2.2-2.4 apart, 4-7 from the scene).
+_REPEATED = 3.0
 _TWIN_SHARE = 0.3  # ... or than this share of the typical distance between two cells
 _CENTRE_SHARE = 0.15  # the same for cell centres: a small patch, so a smaller share
 _OBJECT_CONTRAST = 6.0  # Lab units: a centre fainter than this holds no tile
@@ -392,13 +396,18 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     occupied = board[r0:r1, c0:c1]
     if occupied.mean() < _MIN_DENSITY:
         return None
-    holes = _holes(whole.desc.reshape(lat.rows, lat.cols, -1), board, r0, r1, c0, c1)
+    # Smooth cells that are sharp only by an edge across them stay board above; at the
+    # outline they may be the picture behind with the panel's border across it (a cut
+    # corner), so _holes judges them too.
+    holes = _holes(whole.desc.reshape(lat.rows, lat.cols, -1), board, r0, r1, c0, c1,
+                   (board & smooth)[r0:r1, c0:c1])  # fmt: skip
     strength = 1.0 - typical_nn / max(pair, 1e-6)
     touches = (c0 == 0, r0 == 0, c1 == lat.cols, r1 == lat.rows)
     return Extent(lat.sub(c0, r0, c1 - c0, r1 - r0), occupied, holes, float(occupied.sum() * strength), touches)
 
 
-def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
+def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: int,
+           soft: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """Cells of the box that are holes in an irregular board: they show what lies
     behind the board instead of a tile.
 
@@ -428,12 +437,16 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     """
     rows, cols = board.shape
     holes = np.zeros((r1 - r0, c1 - c0), bool)
-    lonely = ~board[r0:r1, c0:c1]
+    alone = ~board[r0:r1, c0:c1]
+    # soft cells (board cells that are smooth) join the cells judged only where they reach
+    # the outline: there they may be background the board's outline cuts across
+    lonely = alone | (soft if soft is not None else False)
     if not lonely.any():
         return holes
     n_lab, comp = cv2.connectedComponents(lonely.astype(np.uint8), connectivity=4)
     edge_comps = set(np.unique(np.concatenate([comp[0], comp[-1], comp[:, 0], comp[:, -1]]))) - {0}
     candidates = np.isin(comp, list(edge_comps)) & lonely
+    lonely = alone | candidates
     ring = np.zeros_like(board)
     ring[max(r0 - 1, 0) : min(r1 + 1, rows), max(c0 - 1, 0) : min(c1 + 1, cols)] = True
     ring[r0:r1, c0:c1] = False
@@ -454,8 +467,10 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
         # obstacle the board repeats (a block of crates), whether or not it meets the edge
         others = lonely & ~holes
         others[r, c] = False
-        return bool(others.any() and float(rms_distances(inner[r, c][None], inner[others]).min()) < _TWIN_FLOOR
-                    <= to_outside)  # fmt: skip
+        if not others.any():
+            return False
+        twin = float(rms_distances(inner[r, c][None], inner[others]).min())
+        return twin < _TWIN_FLOOR <= to_outside and _REPEATED * twin <= to_outside
 
     def like_outside(r: int, c: int) -> bool:  # a smooth cell about as near the outside as the board
         if not smooth[r, c]:

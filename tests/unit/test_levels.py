@@ -157,3 +157,16 @@ def test_a_header_number_that_is_not_the_next_level_ends_nothing_and_a_cards_num
         assert tr.status(Status(moves_left=10, score=0, level=4), 2.0 + i) == []
     cur = tr.current
     assert cur is not None and cur.level == 2 and cur.moves == 3
+
+
+def test_a_swipe_the_game_did_not_take_uses_none_of_the_levels_moves():
+    tr = LevelTracker()
+    _played(tr, 0.0, 3, level=5)
+    tr.moved()
+    tr.not_taken()  # the board did not change: the game refused the swipe
+    assert tr.current is not None and tr.current.moves == 3
+    for _ in range(4):
+        tr.not_taken()
+    assert tr.current is not None and tr.current.moves == 0  # never below none
+    tr.finish(1.0)
+    assert tr.records == []  # a level whose every swipe was refused is no attempt
