@@ -387,6 +387,18 @@ def test_what_shows_through_a_boards_holes_is_not_the_board_moving():
     assert device.swipes_while_moving == 0
 
 
+def test_cut_corners_that_the_panels_border_crosses_are_holes_not_a_colour():
+    """A board with cut corners over a smooth scene: the board's panel has a border, and
+    it runs across the cells of the cut corners. The cut corners look alike (the same
+    scene, the same border), yet they are no colour of the board: they are nearer the
+    scene beside them than to one another (before: four of them read as a colour kind)."""
+    ph, profile = _saga_level(11, 2)
+    holes = ph.level.hole_mask()
+    labels = np.array(profile.read(ph.screencap()).labels)
+    assert int(holes.sum()) == 12
+    assert ((labels == ".") == holes).all(), labels
+
+
 @pytest.mark.parametrize("world, level", [(1, 2), (10, 3)])
 def test_a_board_whose_hint_glows_over_a_fast_sky_is_played_never_while_it_moves(world, level):
     """Cut corners over a sky that drifts fast, and a hint that glows after a few idle
