@@ -34,8 +34,10 @@ from agent.vision.extent import board_extent
 from agent.vision.lattice import DESC_SAMPLE, Lattice, blurred_for
 from agent.vision.phase import best_phase, border_variance
 from agent.vision.periodicity import (
+    Feature,
     PeriodCandidate,
     axis_acf,
+    blobs,
     comb_scores,
     detail,
     lab_image,
@@ -213,7 +215,8 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
 # -- phase and extent ----------------------------------------------------------------------
 
 
-def lattice_periodicity(lab: np.ndarray, lat: Lattice, holes: np.ndarray | None = None) -> float:
+def lattice_periodicity(lab: np.ndarray, lat: Lattice, holes: np.ndarray | None = None,
+                        feature: Feature = detail) -> float:  # fmt: skip
     """How strongly the box of a placed lattice repeats with exactly its periods: the
     weaker of the x and y comb contrasts of its autocorrelation (see comb_scores).
     `holes` (rows, cols) marks cells of an irregular board that show what lies behind
@@ -227,7 +230,7 @@ def lattice_periodicity(lab: np.ndarray, lat: Lattice, holes: np.ndarray | None 
     x1, y1 = min(w, int(np.ceil(lat.x1))), min(h, int(np.ceil(lat.y1)))
     if x1 - x0 < 2 * lat.px or y1 - y0 < 2 * lat.py:
         return 0.0
-    d = detail(lab[y0:y1, x0:x1])
+    d = feature(lab[y0:y1, x0:x1])
     # compressed, so a few high-contrast tiles on a board of faint empty slots do not
     # drown the slots' edges, which are what repeats there
     d = np.log1p(d / max(float(np.median(d)), 1e-3))
@@ -256,8 +259,9 @@ def _crop(frame: np.ndarray, box: tuple[float, float, float, float], scale: floa
     return _Crop(x0, y0, sx, lab_image(part))
 
 
-def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardFind | None:
-    """Period, phase and extent for one candidate on the full frame, or None."""
+def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float, feature: Feature = detail) -> BoardFind | None:
+    """Period, phase and extent for one candidate on the full frame, or None. `feature`
+    is what the candidate's period was seen in, and is measured again in."""
     h, w = frame.shape[:2]
     pxf, pyf = cand.px / work_scale, cand.py / work_scale
     if min(pxf, pyf) < MIN_CELL_PX / 1.5:
@@ -268,7 +272,7 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
 
     # the period from the area where repetition was seen
     first = _crop(frame, core_f, scale)
-    det = detail(first.lab)[None]
+    det = feature(first.lab)[None]
     vx, vy = axis_acf(det)
     lo = MIN_CELL_PX * first.scale * 0.9
     px = refine_period(vx[0], pxf * first.scale, lo)
@@ -326,9 +330,9 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float) -> BoardF
         ext = again
     if not (GRID_MIN <= ext.lattice.rows <= GRID_MAX and GRID_MIN <= ext.lattice.cols <= GRID_MAX):
         return None
-    settled = _settled(crop, ext.lattice)
+    settled = _settled(crop, ext.lattice, feature)
     lat = crop.to_frame(settled)
-    rhythm = lattice_periodicity(crop.lab, settled, ext.holes)
+    rhythm = lattice_periodicity(crop.lab, settled, ext.holes, feature)
     if rhythm <= 0.0:
         return None
     bbox = (
@@ -362,7 +366,7 @@ def _rephased(blur: np.ndarray, lat: Lattice) -> tuple[float, float] | None:
     return lat.x0 + off[0] * lat.px, lat.y0 + off[1] * lat.py
 
 
-def _settled(crop: _Crop, lat: Lattice) -> Lattice:
+def _settled(crop: _Crop, lat: Lattice, feature: Feature = detail) -> Lattice:
     """The lattice of a board whose extent is known, its period measured again on the
     board's own box (crop pixels) and its lines kept where they fall at the board's
     centre: the first period was measured where repetition was seen, which takes in what
@@ -371,7 +375,7 @@ def _settled(crop: _Crop, lat: Lattice) -> Lattice:
     h, w = crop.lab.shape[:2]
     x0, y0 = max(0, int(np.floor(lat.x0))), max(0, int(np.floor(lat.y0)))
     x1, y1 = min(w, int(np.ceil(lat.x1))), min(h, int(np.ceil(lat.y1)))
-    vx, vy = axis_acf(detail(crop.lab[y0:y1, x0:x1])[None])
+    vx, vy = axis_acf(feature(crop.lab[y0:y1, x0:x1])[None])
     found = [refine_period(v, p, _SETTLE_LO * p) for v, p in ((vx[0], lat.px), (vy[0], lat.py))]
     px, py = (q if q is not None and abs(q / p - 1.0) < _SETTLE else p for q, p in zip(found, (lat.px, lat.py)))
     cx, cy = lat.x0 + lat.cols * lat.px / 2, lat.y0 + lat.rows * lat.py / 2
@@ -384,19 +388,24 @@ def find_boards(frame: np.ndarray) -> list[BoardFind]:
     check_frame(frame)
     work, sc = work_copy(frame)
     found: list[BoardFind] = []
-    for cand in period_candidates(work, limit=_CANDIDATES):
-        b = place(frame, cand, sc)
-        if b is None:
-            continue
-        same = [f for f in found if _same(b, f)]
-        if not same:
-            found.append(b)
-            continue
-        # The same board placed by two candidates: see _better; it ranks by the better score.
-        kept = b
-        for f in same:
-            kept = replace(_better(kept, f), score=max(kept.score, f.score))
-        found = [f for f in found if not any(f is g for g in same)] + [kept]
+    # Gradient detail first; where nothing repeats in it, the blobs of colour and light
+    # (see periodicity.blobs): a board of many-cut gems over a grainy scene.
+    for feature in (detail, blobs):
+        for cand in period_candidates(work, limit=_CANDIDATES, feature=feature):
+            b = place(frame, cand, sc, feature)
+            if b is None:
+                continue
+            same = [f for f in found if _same(b, f)]
+            if not same:
+                found.append(b)
+                continue
+            # The same board placed by two candidates: see _better; it ranks by the better score.
+            kept = b
+            for f in same:
+                kept = replace(_better(kept, f), score=max(kept.score, f.score))
+            found = [f for f in found if not any(f is g for g in same)] + [kept]
+        if found:
+            break
     if not found:
         raise NoBoardError("no game board found: nothing on the screen repeats like a grid of tiles")
     return sorted(found, key=lambda b: -b.score)

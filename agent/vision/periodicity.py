@@ -16,6 +16,7 @@ they were seen) for `agent.vision.locate` to confirm, place and measure.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -68,6 +69,21 @@ def detail(lab: np.ndarray, sigma: float = HIGHPASS_SIGMA) -> np.ndarray:
     gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)
     return cast(np.ndarray, np.sqrt((gx * gx + gy * gy).sum(axis=2))[..., None])
+
+
+def blobs(lab: np.ndarray, sigma: float = HIGHPASS_SIGMA) -> np.ndarray:
+    """What is where: chroma and lightness, lightly blurred, float32 (H, W, 2).
+
+    Where every tile is drawn differently (gems of many cuts) over a grainy scene, the
+    detail inside the tiles and in the grain hides the repeat of the cells from
+    `detail`; a coloured piece in each slot on a dark panel still repeats as a blob.
+    """
+    lab = cv2.GaussianBlur(lab, (0, 0), sigma)
+    chroma = np.sqrt(lab[..., 1] * lab[..., 1] + lab[..., 2] * lab[..., 2])
+    return np.stack([chroma, lab[..., 0]], axis=-1).astype(np.float32)
+
+
+Feature = Callable[[np.ndarray], np.ndarray]
 
 
 def axis_acf(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +175,7 @@ class _Seen:
     box: tuple[int, int, int, int]
 
 
-def window_periods(img: np.ndarray, top: int = 3) -> list[_Seen]:
+def window_periods(img: np.ndarray, top: int = 3, feature: Feature = detail) -> list[_Seen]:
     """Every window's plausible (px, py) pairs with their scores, in image pixels."""
     seen: list[_Seen] = []
     level = lab_image(img)
@@ -168,7 +184,7 @@ def window_periods(img: np.ndarray, top: int = 3) -> list[_Seen]:
         f = 2**lvl
         if lvl and min(level.shape[:2]) < WINDOW // 2:
             break
-        stack, pos = _windows(detail(level))
+        stack, pos = _windows(feature(level))
         rx, ry = axis_acf(stack)
         tx = _top_periods(comb_scores(rx, periods), periods, top)
         ty = _top_periods(comb_scores(ry, periods), periods, top)
@@ -184,14 +200,14 @@ def window_periods(img: np.ndarray, top: int = 3) -> list[_Seen]:
     return seen
 
 
-def period_candidates(img: np.ndarray, limit: int = 6) -> list[PeriodCandidate]:
+def period_candidates(img: np.ndarray, limit: int = 6, feature: Feature = detail) -> list[PeriodCandidate]:
     """Lattice candidates for a (work-size) BGR image, strongest first.
 
     Window proposals with about the same (px, py) are pooled; each pool's region is the
     union of its windows that score at least half its best one (a stray weak window far
     away does not stretch the area to search).
     """
-    seen = sorted(window_periods(img), key=lambda s: -s.score)
+    seen = sorted(window_periods(img, feature=feature), key=lambda s: -s.score)
     groups: list[list[_Seen]] = []
     for s in seen:
         for g in groups:

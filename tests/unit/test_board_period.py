@@ -81,3 +81,31 @@ def test_of_two_placements_of_one_board_the_one_on_its_lines_is_kept():
     assert (board.rows, board.cols) == (shot.rows, shot.cols)
     assert np.abs(np.subtract(board.bbox, shot.bbox)).max() <= 2, (board.bbox, shot.bbox)
     assert iou(board.bbox, shot.bbox) >= 0.97
+
+
+def test_a_board_of_many_cut_gems_over_a_grainy_scene_is_found_by_its_blobs():
+    """Gems of many cuts over a grainy scene, a diamond board with a block of crates (a
+    world of the saga family, its level 2): the detail inside the gems and in the grain
+    hides the cells' repeat (the gradient sees a period three quarters of a cell, and no
+    board), while a coloured blob in each slot still repeats. The board is found, every
+    cell centred where the game draws it."""
+    from test_saga_family import settle, to_board
+
+    from agent.device.clock import ManualClock
+    from agent.games.match3.saga import SagaPhone
+
+    ph = SagaPhone(seed=2, size=(720, 1280), clock=ManualClock(), world=2, levels=4)
+    ph.launch(ph.package)
+    ph.clock.advance(1.0)  # type: ignore[attr-defined]
+    to_board(ph)
+    ph._start_level(2, ph.clock.now(), fresh=True)
+    settle(ph)
+    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    found = find_boards(ph.screencap())[0]
+    assert (found.rows, found.cols) == (ph.level.rows, ph.level.cols)
+    lat = found.lattice
+    for r in range(found.rows):
+        for c in range(found.cols):
+            x, y = ph.cell_centre(r, c)
+            assert abs(lat.x0 + (c + 0.5) * lat.px - x) < lat.px / 4, (r, c)
+            assert abs(lat.y0 + (r + 0.5) * lat.py - y) < lat.py / 4, (r, c)
