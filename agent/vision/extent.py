@@ -399,8 +399,13 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     # Smooth cells that are sharp only by an edge across them stay board above; at the
     # outline they may be the picture behind with the panel's border across it (a cut
     # corner), so _holes judges them too.
-    holes = _holes(whole.desc.reshape(lat.rows, lat.cols, -1), board, r0, r1, c0, c1,
-                   (board & smooth)[r0:r1, c0:c1])  # fmt: skip
+    # (smooth next to the cells that hold an object: where the corners look alike, they
+    # are board cells too and pull the median down)
+    objects = board & has_object.reshape(board.shape)
+    soft = board & smooth
+    if objects.any():
+        soft |= board & (rough < _SMOOTH * float(np.median(rough[objects])))
+    holes = _holes(whole.desc.reshape(lat.rows, lat.cols, -1), board, r0, r1, c0, c1, soft[r0:r1, c0:c1])
     strength = 1.0 - typical_nn / max(pair, 1e-6)
     touches = (c0 == 0, r0 == 0, c1 == lat.cols, r1 == lat.rows)
     return Extent(lat.sub(c0, r0, c1 - c0, r1 - r0), occupied, holes, float(occupied.sum() * strength), touches)
@@ -480,6 +485,12 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
         to_outside = float(rms_distances(cell, outside).min())
         if repeated_inside(r, c, to_outside):
             return False
+        # an unmatched look nearer an obstacle the board repeats than the scene (a crate
+        # with rivets in a block of plain crates) is one more of the board's obstacles
+        others = repeated & ~holes
+        others[r, c] = False
+        if others.any() and float(rms_distances(cell, inner[others]).min()) < to_outside:
+            return False
         return bool(to_outside < _SMOOTH_RATIO * rms_distances(cell, board_desc).min())
 
     # edge holes grow in from the outline: a cell is judged once it touches the box's edge
@@ -501,6 +512,11 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
         grown = cv2.dilate(holes.astype(np.uint8), _CROSS4).astype(bool)
         reach |= grown
     interior = lonely & ~candidates if board_desc.size else np.zeros_like(lonely)
+    repeated = np.zeros_like(lonely)  # unmatched cells with a twin within noise: obstacles
+    if lonely.sum() > 1:
+        d = rms_distances(inner[lonely])
+        np.fill_diagonal(d, np.inf)
+        repeated[lonely] = d.min(axis=1) < _TWIN_FLOOR
     while interior.any():  # a hole found is outside too: the picture behind goes on into its neighbours
         found = np.zeros_like(holes)
         for r, c in np.argwhere(interior):
