@@ -328,6 +328,17 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float, feature: 
         if again is None:
             break
         ext = again
+    # The kinds were learned where repetition was seen. Few windows see the blobs of a
+    # grainy board, and a kind may lie only outside them, its cells with no twin there:
+    # such a board's kinds are learned again over the whole box found. (Not a board found
+    # by its detail: there the box may run on under a dialog, which learning over it
+    # would make the board's.)
+    lat0 = ext.lattice
+    whole = None if feature is detail else \
+        board_extent(blur, (lat0.x0, lat0.y0, lat0.x1, lat0.y1), lat0.x0, lat0.y0, px * s, py * s)
+    if whole is not None and whole.lattice.rows * whole.lattice.cols >= lat0.rows * lat0.cols \
+            and whole.occupied.sum() > ext.occupied.sum():
+        ext = whole
     if not (GRID_MIN <= ext.lattice.rows <= GRID_MAX and GRID_MIN <= ext.lattice.cols <= GRID_MAX):
         return None
     settled = _settled(crop, ext.lattice, feature)

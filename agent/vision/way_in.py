@@ -27,6 +27,8 @@ from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, chang
 
 MAX_STEPS = 8  # screens left on the way to a board
 STEP_WAIT_S = 1.5  # after a tap: the next screen's animation
+TAP_LIMIT = 2  # taps on one button on the way in before it is passed over
+_SAME_PLACE_PX = 24  # a button read again a few pixels off is the same button
 
 
 @dataclass
@@ -73,6 +75,7 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
     from agent.vision.screens import classify_screen
 
     way = WayIn()
+    tapped: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> taps made
     last = AgentError(f"{name}: no board found", hint="open the game on a level's board, then calibrate again")
     for _ in range(MAX_STEPS + 1):
         a, b = _two(device.screencap, clock)
@@ -88,10 +91,10 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
         foreground = device.foreground() if isinstance(device, AppControl) else None
         verdict = classify_screen(b, _provisional(b, game), board_readable=False, foreground=foreground, ocr=ocr,
                                   board_known=False)  # fmt: skip
-        action = verdict.action
         if bbox is not None and not _dialog_over(verdict, bbox):
             way.bbox = bbox
             return way
+        action = _untried(verdict, tapped)
         if action is None or action.kind not in ("tap", "back", "wait"):
             raise last
         if action.kind == "wait":
@@ -99,6 +102,8 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             clock.sleep(STEP_WAIT_S)
             continue
         if action.kind == "tap" and action.point is not None:
+            key = (action.label, (action.point[0] // _SAME_PLACE_PX, action.point[1] // _SAME_PLACE_PX))
+            tapped[key] = tapped.get(key, 0) + 1
             device.tap(*action.point)
             step = f"tapped {action.label!r} on a {verdict.kind} screen ({action.why})"
         elif isinstance(device, AppControl):
@@ -111,6 +116,24 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
         clock.sleep(STEP_WAIT_S)
     raise AgentError(f"{name}: no board after leaving {MAX_STEPS} screens ({'; '.join(way.steps[-3:])})",
                      hint="open the game on a level's board by hand, then calibrate again")  # fmt: skip
+
+
+def _untried(verdict: Any, tapped: dict[tuple[str, tuple[int, int]], int]) -> Any:
+    """The verdict's best action but a button already tapped TAP_LIMIT times on the way
+    (a Start behind a dialog that takes every tap: a button that led nowhere twice is not
+    tapped a third time); with every button so spent, Back (the safe way off a dialog)."""
+    from agent.vision.screens import Action
+
+    ranked = list(getattr(verdict, "ranked", ()) or ([] if verdict.action is None else [verdict.action]))
+    for action in ranked:
+        if action.kind == "tap" and action.point is not None:
+            key = (action.label, (action.point[0] // _SAME_PLACE_PX, action.point[1] // _SAME_PLACE_PX))
+            if tapped.get(key, 0) >= TAP_LIMIT:
+                continue
+        return action
+    if not ranked:
+        return verdict.action
+    return Action("back", None, "Back", f"every way on was tapped {TAP_LIMIT} times and the screen stayed")
 
 
 def _dialog_over(verdict: Any, bbox: BBox) -> bool:

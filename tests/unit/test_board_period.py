@@ -83,26 +83,31 @@ def test_of_two_placements_of_one_board_the_one_on_its_lines_is_kept():
     assert iou(board.bbox, shot.bbox) >= 0.97
 
 
-def test_a_board_of_many_cut_gems_over_a_grainy_scene_is_found_by_its_blobs():
+@pytest.mark.parametrize("world, level", [(2, 2), (20, 1)])
+def test_a_board_of_many_cut_gems_over_a_grainy_scene_is_found_by_its_blobs(world, level):
     """Gems of many cuts over a grainy scene, a diamond board with a block of crates (a
     world of the saga family, its level 2): the detail inside the gems and in the grain
     hides the cells' repeat (the gradient sees a period three quarters of a cell, and no
     board), while a coloured blob in each slot still repeats. The board is found, every
-    cell centred where the game draws it."""
+    cell centred where the game draws it. On the second, a full board, the kinds are
+    learned over the whole box found, not only where the blobs were seen: a kind only
+    outside that area is no hole (before: five tiles of two colours read as holes)."""
     from test_saga_family import settle, to_board
 
     from agent.device.clock import ManualClock
     from agent.games.match3.saga import SagaPhone
 
-    ph = SagaPhone(seed=2, size=(720, 1280), clock=ManualClock(), world=2, levels=4)
+    ph = SagaPhone(seed=world, size=(720, 1280), clock=ManualClock(), world=world, levels=4)
     ph.launch(ph.package)
     ph.clock.advance(1.0)  # type: ignore[attr-defined]
     to_board(ph)
-    ph._start_level(2, ph.clock.now(), fresh=True)
+    ph._start_level(level, ph.clock.now(), fresh=True)
     settle(ph)
     ph.clock.advance(2.0)  # type: ignore[attr-defined]
     found = find_boards(ph.screencap())[0]
     assert (found.rows, found.cols) == (ph.level.rows, ph.level.cols)
+    if not ph.level.hole_mask().any():
+        assert not found.holes.any(), found.holes
     lat = found.lattice
     for r in range(found.rows):
         for c in range(found.cols):

@@ -94,3 +94,63 @@ def test_a_map_under_the_last_boards_box_with_only_a_shop_to_press_is_left_by_it
     assert v.kind == "map" and v.action is not None and v.action.point is not None, v.reason
     hit = [b.action for b in ph.buttons if b.hit(*v.action.point)]
     assert hit and not any(b.forbidden for b in ph.buttons if b.hit(*v.action.point)), (v.reason, hit)
+
+
+class _Stuck:
+    """A phone showing a dialog whose buttons all do nothing (a game frozen under it, or a
+    dialog drawn over another that takes every tap); Back brings the board."""
+
+    def __init__(self, dialog, board) -> None:
+        self.frame, self.board = dialog, board
+        self.taps: list[tuple[int, int]] = []
+        self.backs = 0
+        self.serial, self.model = "stuck", "stuck"
+
+    def screen_size(self):
+        return self.frame.shape[1], self.frame.shape[0]
+
+    def screencap(self):
+        return self.frame
+
+    def tap(self, x: int, y: int) -> None:
+        self.taps.append((x, y))
+
+    def swipe(self, *args, **kwargs) -> None:
+        raise AssertionError("no swipe on the way in")
+
+    def back(self) -> None:
+        self.backs += 1
+        self.frame = self.board
+
+    def foreground(self):
+        return "com.stuck"
+
+    def launch(self, package: str) -> None:
+        pass
+
+
+def test_a_button_that_led_nowhere_twice_on_the_way_in_is_not_tapped_a_third_time():
+    """The way to the board met a dialog none of whose buttons does anything: each way on
+    is tapped twice at most, then Back (before: its Claim was tapped until the steps ran
+    out, and calibration failed with no board)."""
+    from collections import Counter
+
+    from test_saga_family import settle, to_board
+
+    from agent.games.registry import role_hints
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.way_in import TAP_LIMIT, reach_board
+
+    ph = _phone(11)
+    assert ph.screen_detail == "daily"
+    dialog = ph.screencap().copy()
+    to_board(ph)
+    settle(ph)
+    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    phone = _Stuck(dialog, ph.screencap().copy())
+    hints = role_hints("match3")
+    way = reach_board(phone, ManualClock(), phone.serial,
+                      lambda f: calibrate_frames([f], "match3", hints=hints).profile.board_bbox, "match3", default_ocr())  # fmt: skip
+    assert way.bbox is not None and phone.backs == 1, way.steps
+    places = Counter((x // 24, y // 24) for x, y in phone.taps)
+    assert phone.taps and max(places.values()) <= TAP_LIMIT, way.steps
