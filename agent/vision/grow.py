@@ -58,6 +58,10 @@ MAX_SEEN = 600  # observations kept at most (the oldest go first)
 # again is agent.vision.relearn's work). Specials come a few at a time.
 MAX_UNKNOWN_SHARE = 0.25
 UNKNOWN_KIND = UNKNOWN_LABEL
+# A look in this many cells of one settled frame is a colour of tiles: specials come a
+# few at a time, and a level that brings a new colour scatters it over the board.
+COLOUR_AT_ONCE = 4
+MAX_COLOURS = 8  # colours of tiles a profile holds at most (the rules' kinds)
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,7 +170,9 @@ class ClassGrower:
             was = max(set(held), key=held.count)
             kind, role, name = p.kinds.get(was, was), "blocker", f"{_colour_of(class_colours(p).get(was))} blocker"
         else:
-            kind, role, name = _hue_role(p, reading, lab, margin, looks, feats, letter)
+            at_once = max(sum(1 for s in group if s.frame == f) for f in {s.frame for s in group})
+            kind, role, name = _hue_role(p, reading, lab, margin, looks, feats, letter,
+                                         at_once >= COLOUR_AT_ONCE and _colour_room(p))  # fmt: skip
         added = exemplars_from_labels(feats, [[letter] * len(group)], per_label=EXEMPLARS_PER_CLASS)
         roles = {**p.roles, letter: role}
         return replace(p, exemplars=[*p.exemplars, *added], kinds={**p.kinds, letter: kind}, roles=roles,
@@ -196,17 +202,26 @@ def _typical(feats: np.ndarray, k: int) -> list[int]:
     return [int(i) for i in np.argsort(d[medoid], kind="stable")[:k]]
 
 
+def _colour_room(profile: GameProfile) -> bool:
+    """Whether the profile has room for one more colour of tiles (MAX_COLOURS at most)."""
+    colours = {profile.kinds.get(n, n) for n in profile.class_labels if profile.role_of(n) == "tile"}
+    return len(colours) < MAX_COLOURS
+
+
 def _hue_role(profile: GameProfile, reading: Reading, lab: np.ndarray, margin: int, looks: np.ndarray,
-              feats: np.ndarray, letter: str) -> tuple[str, str, str]:  # fmt: skip
+              feats: np.ndarray, letter: str, many: bool = False) -> tuple[str, str, str]:  # fmt: skip
     """(kind, role, name) of a new look, from its hue beside the colours of the board now
-    (see agent.vision.newlooks)."""
+    (see agent.vision.newlooks). `many`: seen in many cells at once, as only tiles come (a
+    level that brings a colour the calibration never saw), so a look of a hue of its own
+    is a colour of tiles, not a look of unknown kind the player would play around."""
     known: dict[str, list[np.ndarray]] = {}
     for r, row in enumerate(reading.labels):
         for c, v in enumerate(row):
             if v in (EMPTY_LABEL, UNKNOWN_LABEL) or profile.role_of(v) in ("hole", "layer", "colourless"):
                 continue
             known.setdefault(profile.kinds.get(v, v), []).append(lab[r * reading.cols + c])
-    verdict = judge(known, {letter: [looks[i] for i in _typical(feats, len(looks))]}, set(), margin).get(letter)
+    verdict = judge(known, {letter: [looks[i] for i in _typical(feats, len(looks))]}, {letter} if many else set(),
+                    margin).get(letter)  # fmt: skip
     if verdict is None:
         return UNKNOWN_KIND, "special", "new look, what it does unknown"
     if verdict.joined:
@@ -216,6 +231,8 @@ def _hue_role(profile: GameProfile, reading: Reading, lab: np.ndarray, margin: i
         return verdict.kind, role, f"{colour_name(verdict.bgr)} {role}"
     if verdict.colourless:
         return letter, "colourless", "multicolour special"
+    if many:
+        return letter, "tile", f"{colour_name(verdict.bgr)} tile"
     return UNKNOWN_KIND, "special", f"{colour_name(verdict.bgr)} look, what it does unknown"
 
 

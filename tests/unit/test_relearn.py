@@ -294,6 +294,32 @@ def test_a_look_of_many_hues_is_colourless(level1):
     assert out.role_of(letter) == "colourless" and out.kind_of(letter) == letter
 
 
+def test_a_look_scattered_over_the_board_at_once_is_a_new_colour_of_tiles(level1):
+    """A level brings a colour the calibration never saw (an orange among green, yellow,
+    blue, purple and red): it is in many cells at once, as no special comes, so it is a
+    colour of its own that the player matches, not a look it plays around (before: every
+    one of them read as a piece of unknown kind, and the board had no move)."""
+    from agent.games.match3.reader import colour_kinds
+
+    case, cal = level1[1]
+    p = cal.profile
+    look = case.scene.style.look
+    orange = replace(look, colours=(*look.colours, PALETTE_ORANGE), shapes=(*look.shapes, look.shapes[0]))
+    odd = replace(case, scene=replace(case.scene, style=replace(case.scene.style, look=orange)))
+    new_tile = lambda q: Piece(TILE, len(look.colours))  # noqa: E731
+    cells = [(0, 1), (1, 4), (2, 2), (3, 5), (4, 0), (5, 3)]
+    f1, f2 = _with(odd, cells[:5], new_tile, 1), _with(odd, cells[1:], new_tile, 2)
+    grower = ClassGrower(p)
+    assert grower.observe(f1, p.read(f1)) is None
+    out = grower.observe(f2, p.read(f2))
+    assert out is not None
+    (letter,) = sorted(set(out.class_labels) - set(p.class_labels))
+    assert out.kind_of(letter) == letter and out.role_of(letter) == "tile"
+    assert "orange" in out.names[letter]
+    assert len(colour_kinds(out)) == len(colour_kinds(p)) + 1
+    assert all(out.read(f2).labels[r][c] == letter for r, c in cells[1:])
+
+
 def test_a_look_of_no_colour_s_hue_is_of_unknown_kind_until_relabelled(level1, tmp_path):
     case, cal = level1[1]  # green, yellow, blue, purple, red: orange sits between red and yellow
     p = cal.profile
