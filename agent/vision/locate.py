@@ -321,6 +321,13 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float, feature: 
         if not any(grow):
             break
         margin = [m + _MARGIN_CELLS if g else m for m, g in zip(margin, grow)]
+        if feature is not detail:
+            # A period seen in a few blobs is a percent or two off, which over a bigger
+            # crop puts the far lines a third of a cell out: measured again on the part
+            # of the board found, and the lattice kept where it falls on it.
+            st = _settled(crop, ext.lattice, feature)
+            px, py = st.px / s, st.py / s
+            phase = (crop.x0 + st.x0 / s, crop.y0 + st.y0 / s)
     assert ext is not None  # the loop ran at least once and returned on None
     for _ in range(2):  # see _rephased: the extent found again on the board's own lines
         moved = _rephased(blur, ext.lattice)
@@ -343,7 +350,9 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float, feature: 
         return None
     settled = _settled(crop, ext.lattice, feature)
     lat = crop.to_frame(settled)
-    rhythm = lattice_periodicity(crop.lab, settled, ext.holes, feature)
+    rhythm = lattice_periodicity(crop.lab, settled, ext.holes)
+    if feature is not detail:  # the box repeats in its detail, or in its blobs
+        rhythm = max(rhythm, lattice_periodicity(crop.lab, settled, ext.holes, feature))
     if rhythm <= 0.0:
         return None
     bbox = (

@@ -83,21 +83,24 @@ def test_of_two_placements_of_one_board_the_one_on_its_lines_is_kept():
     assert iou(board.bbox, shot.bbox) >= 0.97
 
 
-@pytest.mark.parametrize("world, level", [(2, 2), (20, 1)])
-def test_a_board_of_many_cut_gems_over_a_grainy_scene_is_found_by_its_blobs(world, level):
+@pytest.mark.parametrize("world, level, size", [(2, 2, (720, 1280)), (20, 1, (720, 1280)), (2, 2, (1080, 2340))])
+def test_a_board_of_many_cut_gems_over_a_grainy_scene_is_found_by_its_blobs(world, level, size):
     """Gems of many cuts over a grainy scene, a diamond board with a block of crates (a
     world of the saga family, its level 2): the detail inside the gems and in the grain
     hides the cells' repeat (the gradient sees a period three quarters of a cell, and no
     board), while a coloured blob in each slot still repeats. The board is found, every
     cell centred where the game draws it. On the second, a full board, the kinds are
     learned over the whole box found, not only where the blobs were seen: a kind only
-    outside that area is no hole (before: five tiles of two colours read as holes)."""
+    outside that area is no hole (before: five tiles of two colours read as holes). On a
+    bigger screen the period seen in a few blobs is measured again on the part of the
+    board found before the search goes further (a percent off put its far rows a third
+    of a cell out, and nothing was found)."""
     from test_saga_family import settle, to_board
 
     from agent.device.clock import ManualClock
     from agent.games.match3.saga import SagaPhone
 
-    ph = SagaPhone(seed=world, size=(720, 1280), clock=ManualClock(), world=world, levels=4)
+    ph = SagaPhone(seed=world, size=size, clock=ManualClock(), world=world, levels=4)
     ph.launch(ph.package)
     ph.clock.advance(1.0)  # type: ignore[attr-defined]
     to_board(ph)
@@ -114,3 +117,34 @@ def test_a_board_of_many_cut_gems_over_a_grainy_scene_is_found_by_its_blobs(worl
             x, y = ph.cell_centre(r, c)
             assert abs(lat.x0 + (c + 0.5) * lat.px - x) < lat.px / 4, (r, c)
             assert abs(lat.y0 + (r + 0.5) * lat.py - y) < lat.py / 4, (r, c)
+
+
+@pytest.mark.parametrize("fx, fy", [(1.0, 0.98), (0.98, 0.98), (0.92, 0.92)])
+def test_a_blob_period_a_few_percent_off_is_measured_again_before_the_search_goes_further(fx, fy):
+    """A big board of many-cut gems with cut corners and a block of crates, proposed from
+    a few blobs near its middle at a period a few percent off: the period is measured again
+    on the part of the board found before the search takes in more of the screen, and
+    the whole board is found (before: its far column fell a third of a cell out, and the
+    board was found a column short)."""
+    from test_saga_family import settle, to_board
+
+    from agent.device.clock import ManualClock
+    from agent.games.match3.saga import SagaPhone
+    from agent.vision.periodicity import blobs
+
+    ph = SagaPhone(seed=2, size=(1080, 2340), clock=ManualClock(), world=2, levels=4)
+    ph.launch(ph.package)
+    ph.clock.advance(1.0)  # type: ignore[attr-defined]
+    to_board(ph)
+    ph._start_level(2, ph.clock.now(), fresh=True)
+    settle(ph)
+    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    frame = ph.screencap()
+    work, sc = work_copy(frame)
+    x0, _, x1, _ = ph.board_bbox
+    pitch = (x1 - x0) / ph.level.cols
+    cx, cy = ph.cell_centre(3, 3)
+    region = tuple(int(v * sc) for v in (cx - 2 * pitch, cy - 2 * pitch, cx + 2 * pitch, cy + 1.5 * pitch))
+    found = place(frame, PeriodCandidate(pitch * fx * sc, pitch * fy * sc, 1.0, region, 3), sc, blobs)  # type: ignore[arg-type]
+    assert found is not None and (found.rows, found.cols) == (ph.level.rows, ph.level.cols)
+    assert iou(found.bbox, ph.board_bbox) >= 0.95
