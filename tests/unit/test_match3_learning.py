@@ -157,3 +157,25 @@ def test_an_ignored_swipe_is_not_an_undone_one():
     d = q.decide(NO_MATCH)
     q.moved(False)
     assert q.check(NO_MATCH, d, NO_MATCH).verdict == "not_applied" and q.known_variant == "step"
+
+
+def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_never_an_edge_one():
+    """No swap matches by colour, and a piece the profile never saw sits among tiles (a
+    colour bomb: the game's only move is to swap it): it is swapped with a tile beside
+    it, to see what the game does (before: "game over: no swap makes a match", and the run
+    stopped). A piece read unknown at the board's edge (what shows through a hole) is not
+    tried, and a trial the game refuses is not made again on the same board."""
+    board = Board.parse("""
+    ?BCDA
+    BCDAB
+    CD?BC
+    DABCD
+    ABCDA
+    """)
+    p = player("classic", Match3Config(variant="classic", rows=5, cols=5, n_types=4))
+    d = p.decide(board)
+    assert hasattr(d, "move") and d.fields.get("trial") is True
+    assert (2, 2) in d.move.cells() and (0, 0) not in d.move.cells()
+    assert p.check(board, d, board).verdict == "not_applied"  # the game refused it
+    again = p.decide(board)
+    assert not hasattr(again, "move") and "no swap makes a match" in again.reason

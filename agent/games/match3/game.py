@@ -76,6 +76,29 @@ PLAYER_VARIANTS: tuple[str, ...] = ("auto", *VARIANTS)
 SCENES: tuple[str, ...] = ("plain", "saga")
 
 
+def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> Choice | None:
+    """With no swap that matches by colour: a piece of unknown kind among tiles (a colour
+    bomb the calibration never saw, played by swapping it) swapped with a tile beside it,
+    to see what the game does with it. Only a piece with tiles on three sides or more: a
+    cell at the board's edge read unknown is more often what shows through a hole. A swap
+    the game refuses is not made again on the same board (the player's stale swipes)."""
+    a = board.cells
+    rows, cols = a.shape
+    for r, c in zip(*np.nonzero(a == UNKNOWN)):
+        cell = (int(r), int(c))
+        if cell in avoided:
+            continue
+        sides = [(d, cell[0] + dr, cell[1] + dc) for d, (dr, dc) in (("U", (-1, 0)), ("D", (1, 0)), ("L", (0, -1)), ("R", (0, 1)))]
+        tiles = [(d, rr, cc) for d, rr, cc in sides if 0 <= rr < rows and 0 <= cc < cols and view.cells[rr, cc] >= 0]
+        if len(tiles) < 3:
+            continue
+        d, rr, cc = tiles[0]
+        swapped = a.copy()
+        swapped[cell], swapped[rr, cc] = a[rr, cc], a[cell]
+        return Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped))
+    return None
+
+
 def _masked(board: Board, cells: set[tuple[int, int]]) -> Board:
     """The board with `cells` unknown: the solver neither swaps nor matches them."""
     if not cells:
@@ -208,6 +231,10 @@ class Match3Player:
         if choice is None and self.known_variant is None and not self._probed:
             choice = self._probe_choice(view)
             self._probe = choice is not None
+        trial = False
+        if choice is None and self.config.variant == "classic":
+            choice = _trial_choice(board, view, blockers | self._avoided(board))
+            trial = choice is not None
         if choice is None:
             classic = self.config.variant == "classic"
             why = "no swap makes a match" if classic else "no legal swap"
@@ -219,7 +246,8 @@ class Match3Player:
         return Decision(
             choice.move, str(choice.move), continues_plan=planned is not None,
             fields={"predicted_cleared": choice.tiles_cleared, "predicted_gain": choice.steps_gained,
-                    "plan_swaps_left": _swaps_after(choice), **({"probe": True} if self._probe else {}), **goal},
+                    "plan_swaps_left": _swaps_after(choice), **({"probe": True} if self._probe else {}),
+                    **({"trial": True} if trial else {}), **goal},
         )  # fmt: skip
 
     def _probe_choice(self, board: Board) -> Choice | None:
