@@ -102,7 +102,7 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             clock.sleep(STEP_WAIT_S)
             continue
         if action.kind == "tap" and action.point is not None:
-            key = (action.label, (action.point[0] // _SAME_PLACE_PX, action.point[1] // _SAME_PLACE_PX))
+            key = _tap_key(action)
             tapped[key] = tapped.get(key, 0) + 1
             device.tap(*action.point)
             step = f"tapped {action.label!r} on a {verdict.kind} screen ({action.why})"
@@ -118,6 +118,12 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
                      hint="open the game on a level's board by hand, then calibrate again")  # fmt: skip
 
 
+def _tap_key(action: Any) -> tuple[str, tuple[int, int]]:
+    """A tap's button: its words and its place (read again a few pixels off, the same)."""
+    x, y = action.point
+    return action.label, (x // _SAME_PLACE_PX, y // _SAME_PLACE_PX)
+
+
 def _untried(verdict: Any, tapped: dict[tuple[str, tuple[int, int]], int]) -> Any:
     """The verdict's best action but a button already tapped TAP_LIMIT times on the way
     (a Start behind a dialog that takes every tap: a button that led nowhere twice is not
@@ -126,10 +132,8 @@ def _untried(verdict: Any, tapped: dict[tuple[str, tuple[int, int]], int]) -> An
 
     ranked = list(getattr(verdict, "ranked", ()) or ([] if verdict.action is None else [verdict.action]))
     for action in ranked:
-        if action.kind == "tap" and action.point is not None:
-            key = (action.label, (action.point[0] // _SAME_PLACE_PX, action.point[1] // _SAME_PLACE_PX))
-            if tapped.get(key, 0) >= TAP_LIMIT:
-                continue
+        if action.kind == "tap" and action.point is not None and tapped.get(_tap_key(action), 0) >= TAP_LIMIT:
+            continue
         return action
     if not ranked:
         return verdict.action

@@ -95,18 +95,9 @@ def test_a_board_of_many_cut_gems_over_a_grainy_scene_is_found_by_its_blobs(worl
     bigger screen the period seen in a few blobs is measured again on the part of the
     board found before the search goes further (a percent off put its far rows a third
     of a cell out, and nothing was found)."""
-    from test_saga_family import settle, to_board
+    from test_saga_family import level_board
 
-    from agent.device.clock import ManualClock
-    from agent.games.match3.saga import SagaPhone
-
-    ph = SagaPhone(seed=world, size=size, clock=ManualClock(), world=world, levels=4)
-    ph.launch(ph.package)
-    ph.clock.advance(1.0)  # type: ignore[attr-defined]
-    to_board(ph)
-    ph._start_level(level, ph.clock.now(), fresh=True)
-    settle(ph)
-    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    ph = level_board(world, level, size)
     found = find_boards(ph.screencap())[0]
     assert (found.rows, found.cols) == (ph.level.rows, ph.level.cols)
     if not ph.level.hole_mask().any():
@@ -126,19 +117,11 @@ def test_a_blob_period_a_few_percent_off_is_measured_again_before_the_search_goe
     on the part of the board found before the search takes in more of the screen, and
     the whole board is found (before: its far column fell a third of a cell out, and the
     board was found a column short)."""
-    from test_saga_family import settle, to_board
+    from test_saga_family import level_board
 
-    from agent.device.clock import ManualClock
-    from agent.games.match3.saga import SagaPhone
     from agent.vision.periodicity import blobs
 
-    ph = SagaPhone(seed=2, size=(1080, 2340), clock=ManualClock(), world=2, levels=4)
-    ph.launch(ph.package)
-    ph.clock.advance(1.0)  # type: ignore[attr-defined]
-    to_board(ph)
-    ph._start_level(2, ph.clock.now(), fresh=True)
-    settle(ph)
-    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    ph = level_board(2, 2, (1080, 2340))
     frame = ph.screencap()
     work, sc = work_copy(frame)
     x0, _, x1, _ = ph.board_bbox

@@ -324,18 +324,11 @@ class Counting(Wiggle):
 
 def _saga_level(world: int, level: int):
     """A family world's phone showing the board of `level` at rest, and its calibration."""
-    from test_saga_family import settle, to_board
+    from test_saga_family import level_board
 
-    from agent.games.match3.saga import SagaPhone
     from agent.vision.frames import calibrate_frames
 
-    ph = SagaPhone(seed=world, size=(720, 1280), clock=ManualClock(), world=world, levels=4)
-    ph.launch(ph.package)
-    ph.clock.advance(1.0)  # type: ignore[attr-defined]
-    to_board(ph)
-    ph._start_level(level, ph.clock.now(), fresh=True)
-    settle(ph)
-    ph.clock.advance(2.0)  # type: ignore[attr-defined]
+    ph = level_board(world, level)
     assert ph.screen_kind == "board"
     # no tip over the board, no other app in front: these tests are about the board
     ph._scripts = [dataclasses.replace(sc, tip_after=None, switch_after=None) for sc in ph._scripts]

@@ -294,6 +294,14 @@ def test_a_look_of_many_hues_is_colourless(level1):
     assert out.role_of(letter) == "colourless" and out.kind_of(letter) == letter
 
 
+def _with_orange(case: Case):
+    """`case` with an orange the calibration never saw, and what puts an orange tile in a cell."""
+    look = case.scene.style.look
+    orange = replace(look, colours=(*look.colours, PALETTE_ORANGE), shapes=(*look.shapes, look.shapes[0]))
+    odd = replace(case, scene=replace(case.scene, style=replace(case.scene.style, look=orange)))
+    return odd, lambda q: Piece(TILE, len(look.colours))
+
+
 def test_a_look_scattered_over_the_board_at_once_is_a_new_colour_of_tiles(level1):
     """A level brings a colour the calibration never saw (an orange among green, yellow,
     blue, purple and red): it is in many cells at once, as no special comes, so it is a
@@ -303,10 +311,7 @@ def test_a_look_scattered_over_the_board_at_once_is_a_new_colour_of_tiles(level1
 
     case, cal = level1[1]
     p = cal.profile
-    look = case.scene.style.look
-    orange = replace(look, colours=(*look.colours, PALETTE_ORANGE), shapes=(*look.shapes, look.shapes[0]))
-    odd = replace(case, scene=replace(case.scene, style=replace(case.scene.style, look=orange)))
-    new_tile = lambda q: Piece(TILE, len(look.colours))  # noqa: E731
+    odd, new_tile = _with_orange(case)
     cells = [(0, 1), (1, 4), (2, 2), (3, 5), (4, 0), (5, 3)]
     f1, f2 = _with(odd, cells[:5], new_tile, 1), _with(odd, cells[1:], new_tile, 2)
     grower = ClassGrower(p)
@@ -324,10 +329,7 @@ def test_a_look_of_no_colour_s_hue_is_of_unknown_kind_until_relabelled(level1, t
     case, cal = level1[1]  # green, yellow, blue, purple, red: orange sits between red and yellow
     p = cal.profile
     assert "orange" not in " ".join(p.names.values())
-    look = case.scene.style.look
-    orange = replace(look, colours=(*look.colours, PALETTE_ORANGE), shapes=(*look.shapes, look.shapes[0]))
-    odd = replace(case, scene=replace(case.scene, style=replace(case.scene.style, look=orange)))
-    new_tile = lambda q: Piece(TILE, len(look.colours))  # noqa: E731
+    odd, new_tile = _with_orange(case)
     cells = [(1, 1), (3, 4), (5, 2)]
     f1, f2 = _with(odd, cells[:2], new_tile, 1), _with(odd, cells[1:], new_tile, 2)
     grower = ClassGrower(p)

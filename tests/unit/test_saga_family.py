@@ -59,6 +59,18 @@ def settle(ph: SagaPhone) -> None:
     clock(ph).advance(max(0.0, ph.settles_at - ph.clock.now()) + 0.001)
 
 
+def level_board(world: int, level: int, size: tuple[int, int] = (720, 1280)) -> SagaPhone:
+    """A family world's phone showing the board of `level` at rest."""
+    ph = SagaPhone(seed=world, size=size, clock=ManualClock(), world=world, levels=4)
+    ph.launch(ph.package)
+    clock(ph).advance(1.0)
+    to_board(ph)
+    ph._start_level(level, ph.clock.now(), fresh=True)
+    settle(ph)
+    clock(ph).advance(2.0)
+    return ph
+
+
 def move(ph: SagaPhone) -> None:
     m = focused_move(ph.board, ph.level.colours, ph.true_goal())
     assert m is not None
