@@ -28,6 +28,8 @@ from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, chang
 MAX_STEPS = 8  # screens left on the way to a board
 STEP_WAIT_S = 1.5  # after a tap: the next screen's animation
 TAP_LIMIT = 2  # taps on one button on the way in before it is passed over
+AIM_LOOKS = 3  # looks at a button that is still moving before it is tapped all the same (it may pulse)
+_AIM_CHANGE = 0.04  # share of pixels around a button that may change between two looks: it has stopped
 _SAME_PLACE_PX = 24  # a button read again a few pixels off is the same button
 
 
@@ -76,8 +78,11 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
 
     way = WayIn()
     tapped: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> taps made
+    aimed: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> looks while it moved
     last = AgentError(f"{name}: no board found", hint="open the game on a level's board, then calibrate again")
-    for _ in range(MAX_STEPS + 1):
+    steps = 0
+    while steps <= MAX_STEPS:
+        steps += 1
         a, b = _two(device.screencap, clock)
         bbox: BBox | None = None
         try:
@@ -103,6 +108,13 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             continue
         if action.kind == "tap" and action.point is not None:
             key = _tap_key(action)
+            if aimed.get(key, 0) < AIM_LOOKS and not _still_around(device.screencap, clock, b, action.point):
+                # A screen still sliding in (a map after a dialog closes) takes a tap
+                # somewhere else, or not at all: look again, without spending a step.
+                aimed[key] = aimed.get(key, 0) + 1
+                if sum(aimed.values()) <= 2 * AIM_LOOKS:
+                    steps -= 1
+                continue
             tapped[key] = tapped.get(key, 0) + 1
             device.tap(*action.point)
             step = f"tapped {action.label!r} on a {verdict.kind} screen ({action.why})"
@@ -116,6 +128,20 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
         clock.sleep(STEP_WAIT_S)
     raise AgentError(f"{name}: no board after leaving {MAX_STEPS} screens ({'; '.join(way.steps[-3:])})",
                      hint="open the game on a level's board by hand, then calibrate again")  # fmt: skip
+
+
+def _still_around(capture: Callable[[], np.ndarray], clock: Clock, frame: np.ndarray, point: tuple[int, int]) -> bool:
+    """Whether the screen around a button is the same a moment later: a tap lands where
+    it was aimed only on what has stopped."""
+    clock.sleep(STILL_GAP_S)
+    again = capture()
+    if again.shape != frame.shape:
+        return False
+    h, w = frame.shape[:2]
+    r = max(8, min(w, h) // 12)
+    x0, y0, x1, y1 = max(0, point[0] - r), max(0, point[1] - r), min(w, point[0] + r), min(h, point[1] + r)
+    a, b = again[y0:y1, x0:x1], frame[y0:y1, x0:x1]
+    return a.size > 0 and changed_share(a, b) < _AIM_CHANGE
 
 
 def _tap_key(action: Any) -> tuple[str, tuple[int, int]]:

@@ -6,6 +6,7 @@ map, an intro card and a coin-priced offer, never taking a map's pictures for a 
 from __future__ import annotations
 
 import pytest
+import numpy as np
 
 from agent.device.clock import ManualClock
 from agent.games.match3.saga import SagaPhone
@@ -154,3 +155,51 @@ def test_a_button_that_led_nowhere_twice_on_the_way_in_is_not_tapped_a_third_tim
     assert way.bbox is not None and phone.backs == 1, way.steps
     places = Counter((x // 24, y // 24) for x, y in phone.taps)
     assert phone.taps and max(places.values()) <= TAP_LIMIT, way.steps
+
+
+class _SlidingPhone(SagaPhone):
+    """A phone whose every new screen slides in for a few frames and takes no tap until it
+    rests, as many games' maps and cards do."""
+
+    SLIDE = (48, 24, 12)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sliding = 0
+        self.taps_while_sliding = 0
+
+    def screencap(self):
+        frame = super().screencap()
+        if self.sliding:
+            shift = self.SLIDE[len(self.SLIDE) - self.sliding]
+            self.sliding -= 1
+            return np.roll(frame, shift, axis=0)
+        return frame
+
+    def on_tap(self, x, y):
+        if self.sliding:
+            self.taps_while_sliding += 1
+            return None
+        done = super().on_tap(x, y)
+        if done is not None:
+            self.sliding = len(self.SLIDE)
+        return done
+
+
+def test_a_screen_still_sliding_in_is_not_tapped_on_the_way_to_the_board():
+    """Each screen after a tap slides in for three frames and ignores taps meanwhile: the
+    way in looks again until the button rests, and every tap it makes is taken."""
+    from agent.games.registry import role_hints
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.way_in import reach_board
+
+    ph = _SlidingPhone(seed=11, size=world_of(11).size, clock=ManualClock(), world=11)
+    ph.launch(ph.package)
+    ph.clock.advance(1.0)
+    ph.sliding = len(ph.SLIDE)  # the first screen slides in too
+    hints = role_hints("match3")
+    way = reach_board(ph, ph.clock, ph.serial,
+                      lambda f: calibrate_frames([f], "match3", hints=hints).profile.board_bbox, "match3", default_ocr())  # fmt: skip
+    assert ph.screen_kind == "board", way.steps
+    assert ph.taps_while_sliding == 0, way.steps
+    assert ph.truth()["forbidden_taps"] == 0
