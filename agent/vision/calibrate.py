@@ -36,7 +36,7 @@ EXEMPLARS_PER_CLASS = 4
 # Holes show the background behind the board, which differs from hole to hole (see
 # exemplars_from_labels): enough exemplars that every hole of the calibration frame has
 # one near it, so the holes read back as holes.
-EXEMPLARS_PER_EMPTY = 12
+EXEMPLARS_PER_EMPTY = 32
 CALIBRATED = "calibrated"  # GameProfile.source of calibrated profiles
 LOW_CONFIDENCE = 0.5  # cells below this are marked on the overlay and in reports
 

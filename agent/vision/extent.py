@@ -46,6 +46,12 @@ _TWIN_FLOOR = 3.0  # Lab units: never stricter than screenshot noise
 # 0.1-1.6 apart, 20+ from the scene); two cut corners over a smooth scene are near each
 # other only about as near as the scene beside them (2.2-2.4 apart, 4-7 from the scene).
 _REPEATED = 3.0
+# ... and it is an object: a crate has a border, grain, a line across (the family's
+# crates 0.19 or more of the board's typical roughness, see _roughness), while a scene
+# far out of focus is a plane of colour over two cells side by side (0.02-0.08 where
+# such twins made the sky beside a board a kind of tiles). Plainer than this, a twin
+# proves nothing.
+_PLAIN = 0.12
 _TWIN_SHARE = 0.3  # ... or than this share of the typical distance between two cells
 _CENTRE_SHARE = 0.15  # the same for cell centres: a small patch, so a smaller share
 _OBJECT_CONTRAST = 6.0  # Lab units: a centre fainter than this holds no tile
@@ -463,16 +469,17 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
     around = desc[ring_rc[:, 0], ring_rc[:, 1]]
     if board_desc.size:
         roughness = _roughness(inner.reshape(-1, inner.shape[-1])).reshape(lonely.shape)
-        smooth = roughness < _SMOOTH * max(float(np.median(roughness[~lonely])), 1e-6)
+        typical = max(float(np.median(roughness[~lonely])), 1e-6)
+        smooth, plain = roughness < _SMOOTH * typical, roughness < _PLAIN * typical
     else:
-        smooth = lonely
+        smooth, plain = lonely, np.zeros_like(lonely)
 
     def repeated_inside(r: int, c: int, to_outside: float) -> bool:
         # repeated on the board within screenshot noise, and like nothing outside it: an
         # obstacle the board repeats (a block of crates), whether or not it meets the edge
         others = lonely & ~holes
         others[r, c] = False
-        if not others.any():
+        if not others.any() or plain[r, c]:
             return False
         twin = float(rms_distances(inner[r, c][None], inner[others]).min())
         return twin < _TWIN_FLOOR <= to_outside and _REPEATED * twin <= to_outside
@@ -517,6 +524,7 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
         d = rms_distances(inner[lonely])
         np.fill_diagonal(d, np.inf)
         repeated[lonely] = d.min(axis=1) < _TWIN_FLOOR
+        repeated &= ~plain
     while interior.any():  # a hole found is outside too: the picture behind goes on into its neighbours
         found = np.zeros_like(holes)
         for r, c in np.argwhere(interior):
