@@ -216,7 +216,7 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
 
 
 def lattice_periodicity(lab: np.ndarray, lat: Lattice, holes: np.ndarray | None = None,
-                        feature: Feature = detail) -> float:  # fmt: skip
+                        feature: Feature = detail, level: bool = False) -> float:  # fmt: skip
     """How strongly the box of a placed lattice repeats with exactly its periods: the
     weaker of the x and y comb contrasts of its autocorrelation (see comb_scores).
     `holes` (rows, cols) marks cells of an irregular board that show what lies behind
@@ -240,9 +240,25 @@ def lattice_periodicity(lab: np.ndarray, lat: Lattice, holes: np.ndarray | None 
         behind = holes[ys[:, None], xs[None, :]]
         d[behind] = float(d[~behind].mean())
     vx, vy = axis_acf(d[None])
-    cx = comb_scores(vx, np.array([lat.px]), span=1.0, harmonics=1)[0, 0]
-    cy = comb_scores(vy, np.array([lat.py]), span=1.0, harmonics=1)[0, 0]
+    if level:
+        cx, cy = _levelled_comb(vx[0], lat.px), _levelled_comb(vy[0], lat.py)
+    else:
+        cx = comb_scores(vx, np.array([lat.px]), span=1.0, harmonics=1)[0, 0]
+        cy = comb_scores(vy, np.array([lat.py]), span=1.0, harmonics=1)[0, 0]
     return float(max(0.0, min(cx, cy)))
+
+
+def _levelled_comb(v: np.ndarray, p: float) -> float:
+    """The peak at the period over the mean of the troughs half a period either side: a
+    box whose autocorrelation falls steeply with the lag (a diamond of a board, a block of
+    crates, holes over a grainy scene) keeps a peak there that the higher trough hides."""
+    at = np.array([p, 0.5 * p, 1.5 * p])
+    if at.max() > v.size - 1.001:
+        return 0.0
+    lo = np.floor(at).astype(int)
+    t = at - lo
+    peak, before, after = v[lo] * (1 - t) + v[np.minimum(lo + 1, v.size - 1)] * t
+    return float(peak - (before + after) / 2)
 
 
 # -- one candidate -----------------------------------------------------------------------
@@ -351,8 +367,13 @@ def place(frame: np.ndarray, cand: PeriodCandidate, work_scale: float, feature: 
     settled = _settled(crop, ext.lattice, feature)
     lat = crop.to_frame(settled)
     rhythm = lattice_periodicity(crop.lab, settled, ext.holes)
-    if feature is not detail:  # the box repeats in its detail, or in its blobs
-        rhythm = max(rhythm, lattice_periodicity(crop.lab, settled, ext.holes, feature))
+    if feature is not detail:
+        # The box repeats in its detail, or in its blobs. Blobs are big: over a few rows
+        # their autocorrelation falls with the lag so fast that the trough before the
+        # period stands above its peak (a diamond board with a block of crates and holes
+        # over a grainy scene passed or failed as the scene moved), so the peak is
+        # measured against the level of the troughs either side.
+        rhythm = max(rhythm, lattice_periodicity(crop.lab, settled, ext.holes, feature, level=True))
     if rhythm <= 0.0:
         return None
     bbox = (

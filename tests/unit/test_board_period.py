@@ -131,3 +131,68 @@ def test_a_blob_period_a_few_percent_off_is_measured_again_before_the_search_goe
     found = place(frame, PeriodCandidate(pitch * fx * sc, pitch * fy * sc, 1.0, region, 3), sc, blobs)  # type: ignore[arg-type]
     assert found is not None and (found.rows, found.cols) == (ph.level.rows, ph.level.cols)
     assert iou(found.bbox, ph.board_bbox) >= 0.95
+
+
+@pytest.mark.parametrize("later_s", [0.0, 2.5, 5.0, 7.5])
+def test_a_diamond_board_over_a_moving_grainy_scene_is_found_and_its_holes_read_as_holes(later_s):
+    """The same board of many-cut gems as the scene behind it moves: a diamond with a
+    block of crates, a third of its box holes over a grainy nebula. The box repeats in its
+    blobs whatever the scene shows (before: at some moments the trough before the period
+    stood above its peak, no board was found, and the run stopped on "an unknown
+    screen"); the holes over the smooth nebula are holes, not a kind of tiles (two of
+    them side by side are near twins, but a plane of colour is no crate), and enough of
+    them are kept as the empty look that every hole reads back as one."""
+    from test_saga_family import clock, level_board
+
+    from agent.vision.frames import calibrate_frames
+
+    ph = level_board(2, 2, (1080, 2340))
+    clock(ph).advance(later_s)
+    frame = ph.screencap()
+    profile = calibrate_frames([frame], "match3").profile
+    assert (profile.rows, profile.cols) == (ph.level.rows, ph.level.cols)
+    assert iou(profile.board_bbox, ph.board_bbox) >= 0.95
+    read = np.array(profile.read(frame).labels) == "."
+    holes = ph.level.hole_mask()
+    assert not (read & ~holes).any(), read.astype(int)  # no tile, crate or slot read as a hole
+    assert (read & holes).sum() >= holes.sum() - 2, (read.astype(int), holes.astype(int))
+
+
+@pytest.mark.parametrize("seed", [101, 105, 112])
+def test_a_box_found_by_its_blobs_repeats_there_with_a_margin_and_not_at_another_pitch(seed):
+    """Diamond boards of many-cut gems with crates and holes over a grainy scene (world
+    2's level 2, other draws of its pieces): the box's blobs repeat at the cells' pitch by
+    a clear margin (before: by 0.013-0.016, so a frame later in the run, its pieces moved,
+    fell to 0 and the board was no board), and not at half, three quarters, one and a
+    half or twice the pitch, which a lattice laid at the wrong pitch would need."""
+    import cv2
+
+    from test_saga_family import clock, settle, to_board
+
+    from agent.device.clock import ManualClock
+    from agent.games.match3.saga import SagaPhone
+    from agent.vision.lattice import Lattice
+    from agent.vision.locate import lattice_periodicity
+    from agent.vision.periodicity import blobs, lab_image
+
+    ph = SagaPhone(seed=seed, size=(1080, 2340), clock=ManualClock(), world=2, levels=4)
+    ph.launch(ph.package)
+    clock(ph).advance(1.0)
+    to_board(ph)
+    ph._start_level(2, ph.clock.now(), fresh=True)
+    settle(ph)
+    clock(ph).advance(2.0)
+    frame = ph.screencap()
+    x0, y0, x1, _ = ph.board_bbox
+    rows, cols = ph.level.rows, ph.level.cols
+    s = 32.0 / ((x1 - x0) / cols)  # cells of 32 pixels, as boards are placed (locate.REFINE_CELL)
+    lab = lab_image(cv2.resize(frame, None, fx=s, fy=s, interpolation=cv2.INTER_AREA))
+
+    def rhythm(k: float, holes: np.ndarray | None) -> float:
+        lat = Lattice(x0 * s, y0 * s, 32.0 * k, 32.0 * k, max(2, round(cols / k)), max(2, round(rows / k)))
+        return lattice_periodicity(lab, lat, holes, blobs, level=True)
+
+    true = rhythm(1.0, ph.level.hole_mask())
+    assert true >= 0.06, true
+    for k in (0.5, 0.75, 1.5, 2.0):
+        assert rhythm(k, None) < true / 2, k
