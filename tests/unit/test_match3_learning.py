@@ -93,6 +93,24 @@ def test_a_cell_that_never_moves_is_played_as_immovable():
     assert p.learned().immovable == ()
 
 
+def test_a_cell_that_refused_a_swipe_once_waits_while_another_swap_is_there():
+    """One refused swipe does not prove a blocker (a second does), but it makes its cells
+    suspects: on the next board a swap elsewhere comes first, so the proof costs no move
+    while there is another to make; with no other, a suspect is swiped again."""
+    p = player("classic", Match3Config(variant="classic", rows=5, cols=5, n_types=4))
+    first = Board.parse("AABDA\nCDABC\nABCDA\nCDABC\nABCDA")  # one matching swap: (0,2) down
+    d1 = p.decide(first)
+    suspects = set(d1.move.cells())
+    assert suspects == {(0, 2), (1, 2)}
+    assert p.check(first, d1, first).verdict == "not_applied"
+    second = Board.parse("AABDA\nCDABC\nABCDA\nCDABC\nABCAA")  # that swap, and (3,2) down
+    d2 = p.decide(second)
+    assert hasattr(d2, "move") and not set(d2.move.cells()) & suspects, d2
+    only = Board.parse("ABDAA\nCDABC\nABCDA\nCDABC\nABCDA")  # another board whose one swap is (0,2) down
+    d3 = p.decide(only)
+    assert hasattr(d3, "move") and set(d3.move.cells()) == suspects, d3
+
+
 def test_every_swipe_ignored_on_one_board_is_avoided_not_only_the_last():
     """Moves that the game ignored one after another on the same board: the next is none
     of them (before: each refusal let the ones before it back in, and three refusals in

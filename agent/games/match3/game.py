@@ -217,7 +217,18 @@ class Match3Player:
         # (a goal's piece is no tile to swipe; blind to the goal, the player sees the board as ever)
         pieces = aim.blockers_on(board) if aim is not None and self.pursue_goal else frozenset()
         view = _masked(board, self._avoided(board) | pieces)
-        choice = planned if planned is not None else self.solver.choose(self.config, view)
+        choice = planned
+        if choice is None:
+            # A cell that refused a swipe once is probably a blocker read as a tile (a
+            # second refusal proves it, see _refused_by): swaps elsewhere come first, so
+            # that proof costs no move while another swap is there to make.
+            suspects = {cell for cell, n in self._refused.items() if n >= 1}
+            if suspects:
+                wary = _masked(board, self._avoided(board) | pieces | suspects)
+                choice = self.solver.choose(self.config, wary)
+                view = wary if choice is not None else view
+            if choice is None:
+                choice = self.solver.choose(self.config, view)
         self._goal_pending = 0
         if aim is not None and self.pursue_goal:
             picked, got = goal_choice(self.config, view, blockers, aim, choice)
