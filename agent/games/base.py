@@ -158,6 +158,14 @@ class Status:
 StatusReader = Callable[[np.ndarray], Status | None]
 
 
+@runtime_checkable
+class FollowsProfile(Protocol):
+    """A status reader that reads with the profile in play: a goal's icon is matched to
+    the classes learned since the run began (a level's crates, a new colour)."""
+
+    def adopt(self, profile: GameProfile) -> None: ...
+
+
 class Player(Protocol[BoardIn, MoveT]):
     """One run's decisions. It may keep state from move to move: a plan under way, a
     rule learned from what the screen did, the counts the summary reports."""

@@ -37,6 +37,7 @@ from agent.games.base import (
     BoardT,
     Check,
     Decision,
+    FollowsProfile,
     Game,
     Gesture,
     MoveT,
@@ -544,6 +545,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def adopt(self, profile: GameProfile, why: str, **fields: object) -> None:
         """Play on with another profile: the board found again, or a look learned."""
         self.profile, self.profile_changed = profile, True
+        if isinstance(self.status_reader, FollowsProfile):
+            self.status_reader.adopt(profile)
         snapshot = None if self.recorder is None else self.recorder.snapshot_profile(profile)
         if snapshot is not None:
             fields["snapshot"] = snapshot

@@ -126,30 +126,41 @@ def header_status(profile: GameProfile) -> StatusReader | None:
     when the profile names no header or no OCR engine is installed."""
     if not ({"moves", "score", "level", "goal"} & profile.hud.keys()):
         return None
-    from agent.vision.header import header_reading
     from agent.vision.ocr import default_ocr
 
     ocr = default_ocr()
-    reader = header_reading(profile, ocr) if ocr is not None else None
-    if reader is None:
-        return None
-    calls = 0
-    last: Status | None = None
+    return None if ocr is None else HeaderStatus(profile, ocr)
 
-    def read(frame: np.ndarray) -> Status | None:
+
+class HeaderStatus:
+    """The header read by OCR every HEADER_EVERY frames; the last reading stands between.
+    It reads with the profile in play (see FollowsProfile): the goal's icon of a level
+    that asks for crates learned at the level before is matched to their class."""
+
+    def __init__(self, profile: GameProfile, ocr: Any) -> None:
+        self._ocr = ocr
+        self._calls = 0
+        self._last: Status | None = None
+        self.adopt(profile)
+
+    def adopt(self, profile: GameProfile) -> None:
+        from agent.vision.header import header_reading
+
+        self._reader = header_reading(profile, self._ocr)
+
+    def __call__(self, frame: np.ndarray) -> Status | None:
         # The same Status object stands for one reading until the next (agent.play.levels
         # counts readings, not frames).
-        nonlocal calls, last
+        if self._reader is None:
+            return None
         # a counter read at 0 is read again on the next frame: once is no proof of the
         # level's end, and a move made while the proof waits would be one the game ignores
-        if calls % HEADER_EVERY == 0 or (last is not None and last.moves_left == 0):
-            r = reader(frame)
-            last = None if r.moves is None and r.score is None and r.level is None and r.goal is None else Status(
-                moves_left=r.moves, score=r.score, level=r.level, goal=r.goal)  # fmt: skip
-        calls += 1
-        return last
-
-    return read
+        if self._calls % HEADER_EVERY == 0 or (self._last is not None and self._last.moves_left == 0):
+            r = self._reader(frame)
+            self._last = None if r.moves is None and r.score is None and r.level is None and r.goal is None else \
+                Status(moves_left=r.moves, score=r.score, level=r.level, goal=r.goal)  # fmt: skip
+        self._calls += 1
+        return self._last
 
 
 def _check(game: Game[Any, Any], match: ProfileMatch) -> None:

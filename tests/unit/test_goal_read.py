@@ -414,3 +414,34 @@ def test_the_family_headers_are_found_beside_a_busy_board(ocr, world):
     r = header_reading(replace(p, hud=hud), ocr)(img)
     assert (r.moves, r.score) == (ph.level.moves, 0), r
     assert r.level in ((None, 1) if "level" in hud else (None,)), r  # a level read is the right one
+
+
+@needs_tesseract
+def test_the_header_reads_a_goal_with_the_profile_in_play_not_the_first_one():
+    """A family game whose first levels ask for a score and whose level 3 asks to break
+    12 crates, shown in the header as a crate's icon and "0/12". The crates' class was
+    learned at level 2, after the run began: the header's reader matches the icon to the
+    classes of the profile in play (before: to the first profile's, so the goal was never
+    read and the level was played for score, and lost four times)."""
+    from test_saga_family import level_board
+
+    from agent.games.base import FollowsProfile
+    from agent.play.run import header_status
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.header import find_header
+    from agent.vision.ocr import default_ocr
+
+    size = (1080, 2400)
+    first, later, crates = (level_board(10, k, size).screencap() for k in (1, 2, 3))
+    p1 = calibrate_frames([first], "match3").profile
+    p1 = replace(p1, hud=find_header(first, default_ocr(), p1))
+    reader = header_status(p1)
+    assert isinstance(reader, FollowsProfile)
+    status = reader(crates)
+    assert status is not None and status.level == 3 and status.goal is None  # no class of the first profile is a crate
+    p2 = calibrate_frames([later], "match3").profile  # level 2's board, crates and all
+    reader.adopt(replace(p2, hud=p1.hud))
+    for _ in range(4):  # the header is read every few frames
+        status = reader(crates)
+    assert status is not None and status.goal is not None and status.goal.target == 12, status
+    assert status.goal.piece is not None and status.goal.piece in p2.class_labels
