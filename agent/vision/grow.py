@@ -62,6 +62,11 @@ UNKNOWN_KIND = UNKNOWN_LABEL
 # few at a time, and a level that brings a new colour scatters it over the board.
 COLOUR_AT_ONCE = 4
 MAX_COLOURS = 8  # colours of tiles a profile holds at most (the rules' kinds)
+# Looks learned within WINDOW frames at most. A game brings a few new pieces at a time
+# (a special or two from a big match, a level's new colour at once); a new look on
+# frame after frame is a scene drifting behind cells that are no pieces (the sky
+# through holes, a board found a few rows short), which would take every letter.
+LEARN_BURST = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,6 +89,7 @@ class ClassGrower:
         self.min_frames = min_frames
         self._frame = 0
         self._seen: list[_Seen] = []
+        self._learned_at: list[int] = []  # the frames a look was learned on
         self.profile = profile
         self._radius = _look_radius(profile)
 
@@ -115,6 +121,9 @@ class ClassGrower:
             i = r * p.cols + c
             self._seen.append(_Seen(self._frame, cells.features[i], cells.lab[i], (held or {}).get((r, c))))
         self._seen = [s for s in self._seen if s.frame > self._frame - WINDOW][-MAX_SEEN:]
+        self._learned_at = [f for f in self._learned_at if f > self._frame - WINDOW]
+        if len(self._learned_at) >= LEARN_BURST:
+            return None
         group = self._recurring()
         if group is None:
             return None
@@ -123,6 +132,7 @@ class ClassGrower:
         self._seen = [s for s in self._seen if id(s) not in taken]
         if out is None:
             return None
+        self._learned_at.append(self._frame)
         self.rebase(out)
         return out
 

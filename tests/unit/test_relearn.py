@@ -423,3 +423,32 @@ def test_a_lone_new_look_on_a_new_level_stays_unknown(level1):
     assert again is not None and len(again.new_classes) == 1
     (letter,) = again.new_classes
     assert again.profile.role_of(letter) == "special" and again.profile.kind_of(letter) == _letters(cal, case)[kinds[3][4]]
+
+
+def test_a_scene_drifting_behind_a_few_cells_teaches_a_few_looks_at_most(level1):
+    """A few cells show the scene behind the board (a board found a few rows short, the
+    sky through its holes) while the scene drifts slowly: every frame's look is near the
+    last one's, so it recurs as a special does. A game brings a few new pieces at a time;
+    a new look on every frame is no piece (before: 30 classes in 12 seconds, every letter
+    of the profile, on a family game)."""
+    import cv2
+
+    from agent.vision.grow import LEARN_BURST, WINDOW
+
+    case, cal = level1[0]
+    p = cal.profile
+    x0, y0, x1, y1 = p.board_bbox
+    ph, pw = (y1 - y0) / p.rows, (x1 - x0) / p.cols
+    cells = [(0, 0), (0, 1), (1, 0), (2, 2)]
+    grower = ClassGrower(p)
+    learned = 0
+    for i in range(2 * WINDOW):
+        frame = case.frame.copy()
+        hue = np.uint8([[[(3 * i) % 180, 150, 40 + (2 * i) % 150]]])
+        colour = tuple(int(v) for v in cv2.cvtColor(hue, cv2.COLOR_HSV2BGR)[0, 0])
+        for r, c in cells:
+            cv2.rectangle(frame, (int(x0 + c * pw), int(y0 + r * ph)), (int(x0 + (c + 1) * pw), int(y0 + (r + 1) * ph)),
+                          colour, -1)  # fmt: skip
+        out = grower.observe(frame, grower.profile.read(frame))
+        learned += out is not None and len(out.class_labels) > len(p.class_labels) + learned
+    assert learned <= 2 * LEARN_BURST, learned
