@@ -363,7 +363,14 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
         close = close.reshape(lat.rows, lat.cols)
         rough = _roughness(whole.desc).reshape(lat.rows, lat.cols)
         smooth = rough < _SMOOTH * max(float(np.median(rough[board])), 1e-6)
-        firm = board & ((sharp >= _SHARP) | (close & ~smooth))
+        # A smooth close twin holds the box's edge too when it is an object the board
+        # repeats exactly, with something in its middle (crates side by side are blunt
+        # across their seams and plain inside, but each is the other's copy; a scene far
+        # out of focus repeats too, but is plainer, see _PLAIN). Measured: world 6's
+        # level 2 was found a column short, its gem and two crates among cut corners.
+        copied = ((whole.nn < _TWIN_FLOOR).reshape(board.shape) & has_object.reshape(board.shape)
+                  & (rough >= _PLAIN * max(float(np.median(rough[board])), 1e-6)))
+        firm = board & ((sharp >= _SHARP) | (close & (~smooth | copied)))
         # One-off pieces (a lit tile, a special, the one tile of its colour) are no twin of
         # the board's kinds, but objects in their cells as its cells are (sharp, not
         # smooth, something in the middle): beside a board cell they keep a sparse outer
@@ -471,8 +478,9 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
         roughness = _roughness(inner.reshape(-1, inner.shape[-1])).reshape(lonely.shape)
         typical = max(float(np.median(roughness[~lonely])), 1e-6)
         smooth, plain = roughness < _SMOOTH * typical, roughness < _PLAIN * typical
+        scenic = _roughness(around) < _SMOOTH * typical  # the cells around that may be the scene
     else:
-        smooth, plain = lonely, np.zeros_like(lonely)
+        smooth, plain, scenic = lonely, np.zeros_like(lonely), np.zeros(len(around), bool)
 
     def repeated_inside(r: int, c: int, to_outside: float) -> bool:
         # repeated on the board within screenshot noise, and like nothing outside it: an
@@ -514,6 +522,12 @@ def _holes(desc: np.ndarray, board: np.ndarray, r0: int, r1: int, c0: int, c1: i
             near = ring_rc[gap <= gap.min() + 1]
             to_outside = rms_distances(inner[r, c][None], desc[near[:, 0], near[:, 1]]).min()
             to_board = rms_distances(inner[r, c][None], board_desc).min() if board_desc.size else np.inf
+            # The cells just outside may be no scene at all (a header's badges over a board's
+            # top row, none of them smooth): a smooth cell nearer some smooth cell around
+            # the box than any board cell is the scene too.
+            if not to_outside < to_board and smooth[r, c] and not scenic[gap <= gap.min() + 1].any() \
+                    and scenic.any():  # fmt: skip
+                to_outside = min(to_outside, rms_distances(inner[r, c][None], around[scenic]).min())
             holes[r, c] = to_outside < to_board and not repeated_inside(r, c, float(to_outside))
         pending &= ~todo
         grown = cv2.dilate(holes.astype(np.uint8), _CROSS4).astype(bool)

@@ -352,3 +352,23 @@ def test_the_goal_beside_a_crate_icon_is_to_break_once_the_crate_is_a_blocker():
     assert read is not None
     goal = read(frame).goal
     assert goal is not None and (goal.kind, goal.left) == ("break", 10), goal
+
+
+@pytest.mark.parametrize("world, level", [(6, 2), (7, 2)])
+def test_an_outer_line_of_copied_crates_and_cut_corners_under_the_header_are_the_boards(world, level):
+    """Boards of the saga family with crates and cut corners, the header's badges just
+    above their top row (world 6's level 2: an outer column of a gem and two crates among
+    cut corners; world 7: cut corners under the header). A crate beside crates is
+    blunt across the seam and plain inside, but an exact copy of another with an outline
+    and something in its middle: a cell of the board, so the column is in (before: world
+    6's board was read a column short). A cut corner's nearest cells outside are the
+    header's badges: a smooth cell nearer some cell around the box than any board cell is
+    a hole (before: read as a colour of tiles)."""
+    from test_saga_family import level_board
+
+    ph = level_board(world, level)
+    frame = ph.screencap()
+    profile = calibrate_frame(frame, hints=ROLE_HINTS).profile
+    assert (profile.rows, profile.cols) == (ph.level.rows, ph.level.cols)
+    read = np.array(profile.read(frame).labels) == EMPTY_LABEL
+    assert (read == ph.level.hole_mask()).all(), (read.astype(int), ph.level.hole_mask().astype(int))
