@@ -29,7 +29,7 @@ from agent.play.stats import PlaySummary, StopKind
 from agent.vision.goal import Goal
 from agent.vision.profile import GameProfile
 from agent.vision.screens import Action
-from agent.vision.settle import STILL_GAP_S, STILL_SHARE, changed_share
+from agent.vision.settle import STILL_GAP_S, STILL_SHARE, changed_share, same_around
 
 # A button tapped this many times on one screen with nothing changing is not tapped again.
 NOWHERE_LIMIT = 2
@@ -452,17 +452,8 @@ class ScreenHandler:
         """Whether the dialog (or, with none, the part of the screen around the tap) is the
         same a moment later: a tap lands where it was aimed only on what has stopped."""
         loop = self.loop
-        h, w = frame.shape[:2]
-        if region is None:
-            r = max(8, min(w, h) // 12)
-            region = (max(0, point[0] - r), max(0, point[1] - r), min(w, point[0] + r), min(h, point[1] + r))
         loop.clock.sleep(STILL_GAP_S)
-        again = loop.capture()
-        if again.shape != frame.shape:
-            return False
-        x0, y0, x1, y1 = region
-        a, b = again[y0:y1, x0:x1], frame[y0:y1, x0:x1]
-        return a.size > 0 and changed_share(a, b) < LOCAL_CHANGE
+        return same_around(frame, loop.capture(), point, LOCAL_CHANGE, region)
 
     def _wait_local_change(self, before: np.ndarray, region: tuple[int, int, int, int] | None) -> tuple[bool, str]:
         """Whether the screen changed where it matters after a tap or Back: the dialog (or the

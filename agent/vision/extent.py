@@ -362,14 +362,15 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
         close = (whole.nn < _CLOSE * whole.strict_limit) & (least >= _LOCKED * whole.nn)
         close = close.reshape(lat.rows, lat.cols)
         rough = _roughness(whole.desc).reshape(lat.rows, lat.cols)
-        smooth = rough < _SMOOTH * max(float(np.median(rough[board])), 1e-6)
+        typical_rough = max(float(np.median(rough[board])), 1e-6)
+        smooth = rough < _SMOOTH * typical_rough
         # A smooth close twin holds the box's edge too when it is an object the board
         # repeats exactly, with something in its middle (crates side by side are blunt
         # across their seams and plain inside, but each is the other's copy; a scene far
         # out of focus repeats too, but is plainer, see _PLAIN). Measured: world 6's
         # level 2 was found a column short, its gem and two crates among cut corners.
         copied = ((whole.nn < _TWIN_FLOOR).reshape(board.shape) & has_object.reshape(board.shape)
-                  & (rough >= _PLAIN * max(float(np.median(rough[board])), 1e-6)))
+                  & (rough >= _PLAIN * typical_rough))
         firm = board & ((sharp >= _SHARP) | (close & (~smooth | copied)))
         # One-off pieces (a lit tile, a special, the one tile of its colour) are no twin of
         # the board's kinds, but objects in their cells as its cells are (sharp, not

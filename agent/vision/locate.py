@@ -252,12 +252,9 @@ def _levelled_comb(v: np.ndarray, p: float) -> float:
     """The peak at the period over the mean of the troughs half a period either side: a
     box whose autocorrelation falls steeply with the lag (a diamond of a board, a block of
     crates, holes over a grainy scene) keeps a peak there that the higher trough hides."""
-    at = np.array([p, 0.5 * p, 1.5 * p])
-    if at.max() > v.size - 1.001:
+    if 1.5 * p > v.size - 1.001:
         return 0.0
-    lo = np.floor(at).astype(int)
-    t = at - lo
-    peak, before, after = v[lo] * (1 - t) + v[np.minimum(lo + 1, v.size - 1)] * t
+    peak, before, after = np.interp([p, 0.5 * p, 1.5 * p], np.arange(v.size), v)
     return float(peak - (before + after) / 2)
 
 

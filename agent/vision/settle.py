@@ -160,6 +160,22 @@ def changed_share(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.count_nonzero(diff > STILL_LEVELS)) / max(1, diff.size)
 
 
+def same_around(before: np.ndarray, after: np.ndarray, point: tuple[int, int], share: float,
+                region: tuple[int, int, int, int] | None = None) -> bool:
+    """Whether `region` (by default the part of the screen around `point`) changed in under
+    `share` of its pixels between two frames: a tap lands where it was aimed only on what
+    has stopped."""
+    if after.shape != before.shape:
+        return False
+    h, w = before.shape[:2]
+    if region is None:
+        r = max(8, min(w, h) // 12)
+        region = (max(0, point[0] - r), max(0, point[1] - r), min(w, point[0] + r), min(h, point[1] + r))
+    x0, y0, x1, y1 = region
+    a, b = after[y0:y1, x0:x1], before[y0:y1, x0:x1]
+    return a.size > 0 and changed_share(a, b) < share
+
+
 def still_screen(capture: Callable[[], np.ndarray], clock: Clock, name: str,
                  timeout_s: float = STILL_TIMEOUT_S,
                  bbox: tuple[int, int, int, int] | None = None) -> np.ndarray:  # fmt: skip

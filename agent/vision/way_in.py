@@ -23,7 +23,7 @@ from agent.errors import AgentError
 from agent.vision.grid import BBox, bbox_to_frac
 from agent.vision.profile import GameProfile
 from agent.vision.scoring import iou
-from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, changed_share, still_screen
+from agent.vision.settle import STILL_GAP_S, STILL_SHARE, STILL_TIMEOUT_S, changed_share, same_around, still_screen
 
 MAX_STEPS = 8  # screens left on the way to a board
 STEP_WAIT_S = 1.5  # after a tap: the next screen's animation
@@ -131,17 +131,9 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
 
 
 def _still_around(capture: Callable[[], np.ndarray], clock: Clock, frame: np.ndarray, point: tuple[int, int]) -> bool:
-    """Whether the screen around a button is the same a moment later: a tap lands where
-    it was aimed only on what has stopped."""
+    """Whether the screen around a button is the same a moment later."""
     clock.sleep(STILL_GAP_S)
-    again = capture()
-    if again.shape != frame.shape:
-        return False
-    h, w = frame.shape[:2]
-    r = max(8, min(w, h) // 12)
-    x0, y0, x1, y1 = max(0, point[0] - r), max(0, point[1] - r), min(w, point[0] + r), min(h, point[1] + r)
-    a, b = again[y0:y1, x0:x1], frame[y0:y1, x0:x1]
-    return a.size > 0 and changed_share(a, b) < _AIM_CHANGE
+    return same_around(frame, capture(), point, _AIM_CHANGE)
 
 
 def _tap_key(action: Any) -> tuple[str, tuple[int, int]]:

@@ -222,7 +222,7 @@ class Match3Player:
             # A cell that refused a swipe once is probably a blocker read as a tile (a
             # second refusal proves it, see _refused_by): swaps elsewhere come first, so
             # that proof costs no move while another swap is there to make.
-            suspects = {cell for cell, n in self._refused.items() if n >= 1}
+            suspects = set(self._refused)  # (a cell that moved since is no longer there)
             if suspects:
                 wary = _masked(board, self._avoided(board) | pieces | suspects)
                 choice = self.solver.choose(self.config, wary)
