@@ -120,6 +120,9 @@ class Check:
     verdict: Verdict
     detail: str = ""
     fields: Mapping[str, object] = field(default_factory=dict)  # the game's own journal fields
+    # A move made to see what the game does (a piece of unknown kind swapped): whatever the
+    # game did is an answer, not a move that failed its prediction.
+    trial: bool = False
 
     @property
     def ok(self) -> bool:

@@ -62,7 +62,9 @@ from agent.play.screens import ScreenHandler
 from agent.play.stats import PlaySummary, StopKind
 from agent.play.watch import Watcher
 from agent.vision.classify import EMPTY_LABEL
+from agent.vision.goal import Goal
 from agent.vision.grid import cell_at
+from agent.vision.hole_memory import HoleMemory
 from agent.vision.profile import GameProfile
 
 
@@ -206,6 +208,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.guards = Guards(options.stuck_timeout_s)
         self.screens = ScreenHandler(self)
         self.levels = LevelTracker()
+        self.holes = HoleMemory()  # the holes of the board in play, for a scene that moves behind them
         self._level_stop: PlaySummary | None = None  # --levels reached while a screen was handled
         self._ending_since: float | None = None  # the level is over, and its next screen has not come
         self._last_moving_text: str | None = None  # the board as read while it did not look at rest
@@ -261,7 +264,10 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def read(self, frame: np.ndarray) -> BoardRead[BoardT] | None:
         t0 = time.perf_counter()
         try:
-            return self.screen.read(frame, self.profile)
+            read = self.screen.read(frame, self.profile)
+            # a hole of this board that shows a scene it never showed before is a hole still
+            lent = self.holes.lend(self.profile, frame, read.reading)
+            return read if lent is None else self.screen.read(frame, lent)
         except ValueError:
             return None  # the profile's board box does not fit this frame (another app, rotated)
         finally:
@@ -492,9 +498,25 @@ class PlayLoop(Generic[BoardT, MoveT]):
         if stop is None:
             stop = self.level_ended(self.levels.status(status, now))
         cur = self.levels.current
+        if stop is None and cur is not None and cur.goal is not None:
+            self._blocker_by_goal(cur.goal)
         if stop is None and cur is not None and cur.goal is not None and isinstance(self.player, PursuesGoal):
             self.player.set_goal(cur.goal)
         return stop
+
+    def _blocker_by_goal(self, goal: Goal) -> None:
+        """A goal to break a piece the profile holds as a tile: the game says what it is (a
+        crate found with the board of a new level, before any move showed that it never
+        moves, looks like a tile of a colour of its own). It alone becomes a blocker, with a
+        kind of its own: the tiles of a colour it joined stay tiles."""
+        from agent.vision.grow import relabel
+
+        p, piece = self.profile, goal.piece
+        if goal.kind != "break" or not piece or not self.options.learn or piece not in p.class_labels \
+                or p.role_of(piece) not in ("tile", "special"):
+            return
+        self.adopt(relabel(p, piece, piece, "blocker"), "the level's goal is to break this look: a blocker",
+                   classes=[piece])  # fmt: skip
 
     def level_ended(self, records: list[LevelRecord] | LevelRecord | None) -> PlaySummary | None:
         """Journal the levels that just ended (and those whose outcome the next level's
@@ -523,8 +545,6 @@ class PlayLoop(Generic[BoardT, MoveT]):
         return [r.as_dict() for r in self.levels.records]
 
     def _set_goal(self, goal: object) -> None:
-        from agent.vision.goal import Goal
-
         if isinstance(self.player, PursuesGoal):
             self.player.set_goal(goal if isinstance(goal, Goal) else None)
 
@@ -603,6 +623,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
             read = rest.read
             if game_over and (read is None or not read.confident):
                 return self._stop("game over: no moves left", "finished", finished=True)
+            if read is not None and rest.still and read.playable:
+                self.holes.saw(self.profile, read.reading)
             if read is not None and rest.still and opt.learn and read.playable and not read.confident:
                 read = self.screens.learn_looks(rest.frame, read)  # (read again if a look was learned)
             read_with = self.profile  # what `read` was read with
@@ -735,7 +757,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 if pending.labels:  # (emptied once learned from, above)
                     self.screens.learn_from_move(pending, read)
                 check = self._record_check(pending, read)
-                failed_checks = 0 if check.ok else failed_checks + 1
+                failed_checks = 0 if check.ok else failed_checks + (0 if check.trial else 1)
                 ignored = check.verdict == "not_applied" and not pending.changed
                 self._ignored = self._ignored + 1 if ignored else 0
                 if check.verdict == "not_applied":

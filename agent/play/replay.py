@@ -28,6 +28,7 @@ from agent.games.registry import get_game
 from agent.play.journal import read_journal
 from agent.play.recording import Recording, frames_dir
 from agent.play.replay_device import RecordingEnded, ReplayDevice, gesture_lines, journal_events
+from agent.vision.hole_memory import HoleMemory
 from agent.vision.profile import GameProfile
 
 RECORD_HINT = "record it with `agent play --record`"
@@ -258,6 +259,7 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
     player = screen.player(profile, settings, seed)
     report = ReplayReport(Path(run_dir), journal, game.name, source)
     made: dict[int, tuple[Any, Decision[Any]]] = {}  # decision index -> (board before, the decision replayed)
+    holes = HoleMemory()
     for line in lines[1:]:
         kind = line.get("type")
         if kind == "profile":
@@ -272,13 +274,13 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
             if "new_classes" in line and isinstance(player, Learns):
                 player.reset_board()  # a new level's board, as the loop tells the player
         elif kind == "check":
-            _replay_check(line, recording, screen, profile, player, made, report)
+            _replay_check(line, recording, screen, profile, player, made, report, holes)
         elif kind == "decision":
-            _replay_decision(line, recording, screen, profile, player, made, report)
+            _replay_decision(line, recording, screen, profile, player, made, report, holes)
         elif kind == "no_move" and _frame_of(line, recording) is None:
             report.not_recorded += 1
         elif kind == "no_move":
-            read = _read(screen, recording, _frame_of(line, recording), profile)
+            read = _read(screen, recording, _frame_of(line, recording), profile, holes)
             decision = player.decide(read.board) if read is not None and read.playable else None
             if not isinstance(decision, NoMove):
                 got = "an unreadable board" if decision is None else f"the move {decision.text}"
@@ -286,17 +288,26 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
     return report
 
 
-def _read(screen: Any, recording: Recording, fid: int | None, profile: GameProfile) -> Any:
+def _read(screen: Any, recording: Recording, fid: int | None, profile: GameProfile, holes: HoleMemory) -> Any:
+    """The frame read as the loop reads it: a hole of this board read as one, whatever
+    the scene behind it shows now (agent.vision.hole_memory)."""
     if fid is None:
         return None
     try:
-        return screen.read(recording.frame(fid), profile)
+        frame = recording.frame(fid)
+        read = screen.read(frame, profile)
+        lent = holes.lend(profile, frame, read.reading)
+        read = read if lent is None else screen.read(frame, lent)
     except ValueError:
         return None  # the profile's board box does not fit the frame
+    if read.playable:
+        holes.saw(profile, read.reading)
+    return read
 
 
 def _replay_check(line: dict[str, Any], recording: Recording, screen: Any, profile: GameProfile, player: Any,
-                  made: dict[int, tuple[Any, Decision[Any]]], report: ReplayReport) -> None:  # fmt: skip
+                  made: dict[int, tuple[Any, Decision[Any]]], report: ReplayReport,
+                  holes: HoleMemory) -> None:  # fmt: skip
     verdict = str(line.get("verdict", ""))
     if verdict == "unverified":
         return  # the loop never asked the player: the run stopped before the result showed
@@ -307,7 +318,7 @@ def _replay_check(line: dict[str, Any], recording: Recording, screen: Any, profi
         report.checks.append(CheckRow(index, verdict, None))
         return
     pending = made.pop(index, None)
-    read = _read(screen, recording, fid, profile)
+    read = _read(screen, recording, fid, profile, holes)
     if pending is None or read is None:
         why = "no board read" if read is None else "its move was not replayed"
         report.checks.append(CheckRow(index, verdict, f"not checked: {why}"))
@@ -319,7 +330,8 @@ def _replay_check(line: dict[str, Any], recording: Recording, screen: Any, profi
 
 
 def _replay_decision(line: dict[str, Any], recording: Recording, screen: Any, profile: GameProfile, player: Any,
-                     made: dict[int, tuple[Any, Decision[Any]]], report: ReplayReport) -> None:  # fmt: skip
+                     made: dict[int, tuple[Any, Decision[Any]]], report: ReplayReport,
+                     holes: HoleMemory) -> None:  # fmt: skip
     index = _int(line.get("index"))
     move, board = str(line.get("move", "")), str(line.get("board", ""))
     fid = _frame_of(line, recording)
@@ -328,7 +340,7 @@ def _replay_decision(line: dict[str, Any], recording: Recording, screen: Any, pr
         report.decisions.append(DecisionRow(index, move, None, False, False, recorded_board=board,
                                             note="frame not recorded"))  # fmt: skip
         return
-    read = _read(screen, recording, fid, profile)
+    read = _read(screen, recording, fid, profile, holes)
     if read is None:
         report.decisions.append(DecisionRow(index, move, "-", False, False, recorded_board=board, frame=fid,
                                             note="the profile's board box does not fit the frame"))  # fmt: skip

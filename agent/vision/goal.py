@@ -59,11 +59,16 @@ def merge_goals(card: Goal | None, header: Goal | None) -> Goal | None:
     it down (what is left) and shows its piece. Where they disagree on the kind, the
     card's verb wins when the header's icon is the card's own piece (a crate that
     calibration took for a tile reads as a colour), and the header wins when the card
-    named another piece or none (the card of an earlier level)."""
+    named another piece (the card of an earlier level). A card that says "break" with a
+    piece it could not name (the crate's class came only with the board, after the card)
+    wins too when the header counts to the card's own target: the same count is the same
+    goal."""
     if card is None or header is None:
         return card or header
     same_piece = card.piece is not None and card.piece == header.piece
-    if card.kind != header.kind and not same_piece:
+    same_count = (card.kind == "break" and card.piece is None and card.target is not None
+                  and card.target == header.target)  # fmt: skip
+    if card.kind != header.kind and not (same_piece or same_count):
         return header
     if card.kind == "collect" and header.colour is not None and card.colour not in (None, header.colour):
         return header  # another colour: another level's goal

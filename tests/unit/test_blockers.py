@@ -24,9 +24,9 @@ from test_calibrate import Look, jpeg, random_kinds, synthetic
 SAFE = ("play_level", "play", "collect", "ok", "close", "resume", "next")
 
 
-def board_of(world: int, seed: int) -> SagaPhone:
+def board_of(world: int, seed: int, size: tuple[int, int] | None = None, levels: int = 2) -> SagaPhone:
     """The phone of `world` showing its first board at rest."""
-    ph = SagaPhone(seed=seed, size=world_of(world).size, clock=ManualClock(), levels=2, world=world)
+    ph = SagaPhone(seed=seed, size=size or world_of(world).size, clock=ManualClock(), levels=levels, world=world)
     for _ in range(10):
         if ph.screen_kind == "board":
             break

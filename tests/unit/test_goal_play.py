@@ -220,6 +220,60 @@ def test_merging_the_cards_goal_with_the_headers_count():
     assert merge_goals(Goal("score", target=3000), Goal("score", target=3000, text="Target 3000")).target == 3000  # type: ignore[union-attr]
 
 
+def test_a_break_card_that_could_not_name_its_crate_wins_over_a_header_counting_to_its_target():
+    """The intro card says "Break 6" before the board of the level is seen, so its crate
+    icon matches no class yet; the board then brings the crate as a class the profile takes
+    for a tile of its own colour, and the header's "0/6" beside it reads as a colour to
+    collect. The same count is the same goal: break (before: the crates were played as a
+    colour to collect, swiped, and the level lost five times)."""
+    card = Goal("break", target=6, text="Break 6")
+    header = Goal("collect", target=6, left=6, colour="J", piece="J", text="0/6")
+    assert merge_goals(card, header) == Goal("break", target=6, left=6, text="0/6", piece="J")
+    other = Goal("collect", target=20, left=20, colour="A", piece="A", text="0/20")
+    assert merge_goals(card, other) == other  # another count: the card of another level
+    assert merge_goals(Goal("score", target=6), header) == header  # only a card's break verb names a blocker
+
+
+def test_a_goal_to_break_a_look_taken_for_a_tile_makes_it_a_blocker_and_it_alone(tmp_path):
+    """The game says what the crate is: a goal to break it. The loop relabels that class
+    a blocker of its own kind (the tiles of a colour it had joined stay tiles) and journals
+    why; a goal to collect, or with learning off, changes nothing."""
+    from dataclasses import replace
+
+    from agent.device.clock import ManualClock
+    from agent.games.base import Status
+    from agent.games.match3.sim import SimPhone
+    from agent.play.journal import Journal, read_journal
+    from agent.play.loop import PlayLoop, PlayOptions
+    from agent.games.match3.sim_profile import sim_game_profile
+
+    phone = SimPhone(Match3Config(variant="classic", start_steps=30), seed=3, clock=ManualClock())
+    base = sim_game_profile(phone)
+    a, b = base.class_labels[:2]
+    profile = replace(base, kinds={**base.kinds, b: a})  # b joined a's colour, as a cracked crate may
+
+    def loop(options: PlayOptions, journal: Journal) -> PlayLoop:
+        out = PlayLoop(phone, GAME, profile, Match3Player(phone.config, GreedySolver()), phone.clock,
+                       options=options, journal=journal)  # fmt: skip
+        out.levels.board(0.0)
+        return out
+
+    with Journal(tmp_path / "j.jsonl") as journal:
+        collect = loop(PlayOptions(level_life=True), journal)
+        collect._level_on_board(Status(None, None, goal=Goal("collect", target=6, left=6, colour=b, piece=b)), 0.0)
+        assert collect.profile is profile
+        lp = loop(PlayOptions(level_life=True), journal)
+        lp._level_on_board(Status(None, None, goal=Goal("break", target=6, left=6, piece=b)), 0.0)
+        assert lp.profile.role_of(b) == "blocker" and lp.profile.kind_of(b) == "#"
+        assert lp.profile.role_of(a) == "tile" and lp.profile.kind_of(a) == a  # its colour stays a tile
+    lines = [x for x in read_journal(tmp_path / "j.jsonl") if x["type"] == "profile"]
+    assert len(lines) == 1 and lines[0]["classes"] == [b] and "break" in lines[0]["reason"]
+    with Journal(tmp_path / "k.jsonl") as journal:
+        blind = loop(PlayOptions(level_life=True, learn=False), journal)
+        blind._level_on_board(Status(None, None, goal=Goal("break", target=6, left=6, piece=b)), 0.0)
+        assert blind.profile is profile
+
+
 def test_bench_goals_prints_the_levels_won_by_both_players_and_their_ratio():
     import json
 

@@ -182,7 +182,10 @@ def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_never_a
     colour bomb: the game's only move is to swap it): it is swapped with a tile beside
     it, to see what the game does (before: "game over: no swap makes a match", and the run
     stopped). A piece read unknown at the board's edge (what shows through a hole) is not
-    tried, and a trial the game refuses is not made again on the same board."""
+    tried, and a trial the game refuses is not made again, even once the board reads otherwise
+    elsewhere (a look learned meanwhile); nor is its refusal a failed move: a striped piece
+    the game swaps only into a match refused three trials in a row, and the run stopped on
+    "3 moves in a row did not do what the rules predicted"."""
     board = Board.parse("""
     ?BCDA
     BCDAB
@@ -194,6 +197,15 @@ def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_never_a
     d = p.decide(board)
     assert hasattr(d, "move") and d.fields.get("trial") is True
     assert (2, 2) in d.move.cells() and (0, 0) not in d.move.cells()
-    assert p.check(board, d, board).verdict == "not_applied"  # the game refused it
+    refused = p.check(board, d, board)
+    assert refused.verdict == "not_applied" and refused.trial and not refused.ok  # the game refused it
     again = p.decide(board)
     assert not hasattr(again, "move") and "no swap makes a match" in again.reason
+    elsewhere = Board.parse("""
+    ?BCDA
+    BCDAB
+    CD?BC
+    DABCD
+    ABCDB
+    """)  # the corner read otherwise: another board's text, the same piece in the middle
+    assert not hasattr(p.decide(elsewhere), "move")

@@ -152,6 +152,8 @@ class Match3Player:
         self._refused: dict[tuple[int, int], int] = {}  # cell -> swipes that did not move it
         self._immovable: set[tuple[int, int]] = set()
         self._stale: tuple[str, set[tuple[int, int]]] | None = None  # a board and the cells that just refused
+        self._trial = False  # the swipe awaiting its check tries a piece of unknown kind
+        self._tried: set[tuple[int, int]] = set()  # pieces of unknown kind the game would not swap so
         self._evidence: list[str] = []
         self._learned_rules: dict[str, str] = {}  # what the screen showed, not what was given
         self._counts = {"tiles_cleared": 0, "steps_gained": 0, "steps_spent": 0, "points": 0}
@@ -163,6 +165,7 @@ class Match3Player:
     def reset_board(self) -> None:
         self._refused.clear()
         self._immovable.clear()
+        self._tried.clear()
         self._stale, self._next = None, None
 
     def _learn_variant(self, variant: str, why: str) -> None:
@@ -244,8 +247,9 @@ class Match3Player:
             self._probe = choice is not None
         trial = False
         if choice is None and self.config.variant == "classic":
-            choice = _trial_choice(board, view, blockers | self._avoided(board))
+            choice = _trial_choice(board, view, blockers | self._avoided(board) | self._tried)
             trial = choice is not None
+        self._trial = trial
         if choice is None:
             classic = self.config.variant == "classic"
             why = "no swap makes a match" if classic else "no legal swap"
@@ -274,6 +278,7 @@ class Match3Player:
         choice = self._made
         assert choice is not None and choice.move == decision.move, "check() follows decide()"
         self._made, probe, self._probe = None, self._probe, False
+        trial, self._trial = self._trial, False
         c = check_outcome(before, choice, after)
         # What the rules predicted, for a person to compare: cells left to the refill (or
         # unknown) are '?', as the check leaves them out.
@@ -303,6 +308,14 @@ class Match3Player:
             self._learn_variant("classic", f"set-up swap {choice.move}, which matches nothing, was not taken: only "
                                            "swaps that match are moves (classic rules)")  # fmt: skip
             return Check("rules_changed", self._evidence[-1], {**fields, "variant": "classic"})
+        if c.verdict == "not_applied" and trial:
+            # The game would not swap the piece of unknown kind so (a striped piece swaps only
+            # into a match): an answer, not a refused swipe. It is not tried again, wherever
+            # the board's reading goes (a look learned meanwhile changes the board's text).
+            unknown = [rc for rc in choice.move.cells() if before[rc] == UNKNOWN]
+            self._tried.update(unknown)
+            return Check("not_applied", f"the game did not take the trial swap {choice.move}: "
+                         "the piece of unknown kind is not tried again", fields, trial=True)  # fmt: skip
         if c.verdict == "not_applied":
             self._refused_by(before, choice.move)
             fields["immovable"] = [list(rc) for rc in sorted(self._immovable)]
