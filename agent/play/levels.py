@@ -21,6 +21,10 @@ from typing import Any
 from agent.games.base import Status
 from agent.vision.goal import Goal, merge_goals
 
+# A board of another shape is a new level, but the header may show the last level's
+# number, moves and goal for a few seconds more (it is redrawn after the board, or a card
+# came between): a reading of the same number this soon after is the last level's.
+HEADER_LAG_S = 8.0
 # A move counter at 0 is believed only when read so this many times in a row: one
 # reading of a "0" is an OCR slip as often as not (an "8" or an "O").
 ZERO_READS = 2
@@ -64,6 +68,8 @@ class LevelTracker:
     _pending_goal: Goal | None = None  # a goal read between levels (an intro card), for the next one
     _last_status: Status | None = None  # the header reading last counted (one reading stands for a few frames)
     _other_level: tuple[int | None, int] = (None, 0)  # another level number on the header, and readings of it
+    _opened_under: Status | None = None  # the header reading that stood when the current level opened
+    _left: tuple[int, float] | None = None  # the level a board of another shape ended, and when
 
     # -- what the loop reads -------------------------------------------------------------
     @property
@@ -104,6 +110,14 @@ class LevelTracker:
         cur = self.current
         if status is None or cur is None:
             return closed
+        if status is self._opened_under:
+            # read before this level's board came (the header is read every few frames): its
+            # number, score and goal are the last level's
+            return closed
+        if self._left is not None and status.level is not None:
+            if status.level == self._left[0] and t - self._left[1] < HEADER_LAG_S:
+                return closed  # the header still shows the level a board of another shape ended
+            self._left = None
         fresh, self._last_status = status is not self._last_status, status
         if status.level is not None and cur.level is not None and status.level != cur.level and fresh:
             # another number: believed once read twice in a row (a 3 read as an 8 is no new level)
@@ -113,8 +127,8 @@ class LevelTracker:
             self._other_level = (None, 0)
         if status.level is not None and (cur.level is None or status.level == cur.level
                                          or self._other_level[1] >= ZERO_READS):
-            if cur.moves == 0 and cur.level != status.level and cur.level_from != "card":
-                self._number(cur, status.level, "header")  # the header names the level about to be played
+            if cur.level is None or (cur.moves == 0 and cur.level != status.level and cur.level_from != "card"):
+                self._number(cur, status.level, "header")  # the header names the level played
             elif cur.level is not None and status.level == cur.level + 1 and cur.moves > 0:
                 # (only the next number: a header's small digits misread as another level are no new level)
                 # the header shows another level: the last one ended while the agent looked away
@@ -194,6 +208,7 @@ class LevelTracker:
         cur = self.current
         if cur is None or cur.moves == 0:
             return None
+        self._left = None if cur.level is None else (cur.level, t)
         return self._close(cur, t, None, "")
 
     def finish(self, t: float) -> LevelRecord | None:
@@ -219,6 +234,7 @@ class LevelTracker:
             rec.goal, self._pending_goal = self._pending_goal, None
         self.records.append(rec)
         self._zeros = 0
+        self._opened_under = self._last_status
 
     def _close(self, rec: LevelRecord, t: float, won: bool | None, how: str) -> LevelRecord:
         rec.ended_t = t

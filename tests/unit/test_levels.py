@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.games.base import Status
-from agent.play.levels import ZERO_READS, LevelTracker
+from agent.play.levels import HEADER_LAG_S, ZERO_READS, LevelTracker
 from agent.vision.goal import Goal
 
 
@@ -67,6 +67,10 @@ def test_without_a_card_the_next_level_number_tells_the_outcome():
     closed2 = tr.new_board(8.0)
     assert closed2 is not None  # the level of 1 move ended too
     _played(tr, 9.0, 1, level=3)
+    tr.resolve()
+    # the same number right after a board of another shape may be the header not yet redrawn
+    assert closed2.won is None and tr.current is not None and tr.current.level is None
+    tr.status(Status(moves_left=9, score=0, level=3), 8.0 + HEADER_LAG_S)  # still 3, well after
     tr.resolve()
     assert closed2.won is False and "came again" in closed2.how
 
@@ -170,3 +174,37 @@ def test_a_swipe_the_game_did_not_take_uses_none_of_the_levels_moves():
     assert tr.current is not None and tr.current.moves == 0  # never below none
     tr.finish(1.0)
     assert tr.records == []  # a level whose every swipe was refused is no attempt
+
+
+def test_a_header_reading_from_before_the_new_board_names_nothing_of_it():
+    """The header is read every few frames, and its last reading stands between; and a
+    game may redraw its header a moment after the new board. A board of a new shape came
+    (level 2 over): until the header shows another number, its reading is level 2's, and
+    must not name the new board level 2 with level 2's goal (before: the new level was
+    recorded as a retry of level 2, then "won" when the header said 3, and level 2 "lost",
+    though the game had counted 3 levels won and none lost)."""
+    tr = LevelTracker()
+    tr.board(0.0)
+    before = Status(moves_left=4, score=80, level=2, goal=Goal("score", target=2000, text="TARGET 2000"))
+    tr.status(before, 0.0)
+    for _ in range(8):
+        tr.moved()
+    assert tr.new_board(1.0) is not None  # another shape: level 2 is over
+    tr.board(1.0)
+    tr.status(before, 1.0)  # the same reading, taken before the board changed
+    cur = tr.current
+    assert cur is not None and cur.level is None and cur.goal is None and cur.score is None
+    # read again, but the header not redrawn yet: level 2's number, moves and goal
+    tr.status(Status(moves_left=13, score=80, level=2, goal=Goal("score", target=2000, text="TARGET 2000")), 1.1)
+    tr.moved()  # (and a move made meanwhile)
+    assert cur.level is None and cur.goal is None and cur.score is None
+    after = Status(moves_left=20, score=0, level=3, goal=Goal("score", target=3000, text="TARGET 3000"))
+    tr.status(after, 1.2)
+    assert cur.level == 3 and cur.goal is not None and cur.goal.target == 3000
+    for _ in range(10):
+        tr.moved()
+    tr.status(Status(moves_left=9, score=500, level=3), 2.0)
+    assert tr.current is cur  # still level 3: no level closed
+    assert tr.screen("won", None, None, 3.0) is cur and cur.won
+    tr.resolve()  # (the loop asks once a level ends)
+    assert [(r.level, r.won) for r in tr.records] == [(2, True), (3, True)]

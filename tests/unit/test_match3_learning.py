@@ -111,6 +111,23 @@ def test_a_cell_that_refused_a_swipe_once_waits_while_another_swap_is_there():
     assert hasattr(d3, "move") and set(d3.move.cells()) == suspects, d3
 
 
+def test_a_kind_that_refused_a_swipe_and_was_never_swapped_makes_its_fellows_suspects():
+    """Crates of a new level read as a tile of a colour of their own (F): one refuses a
+    swipe, and the other crates wait too while a swap elsewhere is there (before: each crate
+    refused once, two or three refused swipes a level). The blame falls on the rarer kind
+    of the two swiped, one the game never swapped on this board."""
+    cfg = Match3Config(variant="classic", rows=5, cols=6, n_types=6)
+    p = player("classic", cfg)
+    first = Board.parse("AAFBCD\nBCAEDB\nCDBAEC\nDEFCAD\nECDBFA")  # one swap: the crate at (0,2) down
+    d1 = p.decide(first)
+    assert hasattr(d1, "move") and (0, 2) in d1.move.cells()
+    assert p.check(first, d1, first).verdict == "not_applied"
+    second = Board.parse("CADBAE\nDCBEAD\nBBFBBD\nEACEAD\nDCEAEB")  # another crate, in the best swap
+    assert player("classic", cfg).decide(second).move == Move(1, 2, "D")  # (unwary, it is swiped)
+    d2 = p.decide(second)
+    assert hasattr(d2, "move") and (2, 2) not in d2.move.cells(), d2
+
+
 def test_every_swipe_ignored_on_one_board_is_avoided_not_only_the_last():
     """Moves that the game ignored one after another on the same board: the next is none
     of them (before: each refusal let the ones before it back in, and three refusals in

@@ -153,6 +153,8 @@ class Match3Player:
         self._immovable: set[tuple[int, int]] = set()
         self._stale: tuple[str, set[tuple[int, int]]] | None = None  # a board and the cells that just refused
         self._trial = False  # the swipe awaiting its check tries a piece of unknown kind
+        self._moved_kinds: set[int] = set()  # kinds the game has swapped on this board: pieces
+        self._blamed: set[int] = set()  # kinds that refused a swipe, never seen swapped
         self._tried: set[tuple[int, int]] = set()  # pieces of unknown kind the game would not swap so
         self._evidence: list[str] = []
         self._learned_rules: dict[str, str] = {}  # what the screen showed, not what was given
@@ -166,6 +168,8 @@ class Match3Player:
         self._refused.clear()
         self._immovable.clear()
         self._tried.clear()
+        self._moved_kinds.clear()
+        self._blamed.clear()
         self._stale, self._next = None, None
 
     def _learn_variant(self, variant: str, why: str) -> None:
@@ -226,10 +230,16 @@ class Match3Player:
             # second refusal proves it, see _refused_by): swaps elsewhere come first, so
             # that proof costs no move while another swap is there to make.
             suspects = set(self._refused)  # (a cell that moved since is no longer there)
-            if suspects:
-                wary = _masked(board, self._avoided(board) | pieces | suspects)
+            # ... and first every cell of a kind that refused, never seen swapped: one crate
+            # read as a tile of a colour of its own makes its fellows suspects (each would
+            # refuse once, before: two refused swipes a level on a level of new crates)
+            fellows = {(int(r), int(c)) for k in self._blamed for r, c in zip(*np.nonzero(board.cells == k))}
+            for wary_of in ([suspects | fellows] if fellows - suspects else []) + ([suspects] if suspects else []):
+                wary = _masked(board, self._avoided(board) | pieces | wary_of)
                 choice = self.solver.choose(self.config, wary)
-                view = wary if choice is not None else view
+                if choice is not None:
+                    view = wary
+                    break
             if choice is None:
                 choice = self.solver.choose(self.config, view)
         self._goal_pending = 0
@@ -318,6 +328,7 @@ class Match3Player:
                          "the piece of unknown kind is not tried again", fields, trial=True)  # fmt: skip
         if c.verdict == "not_applied":
             self._refused_by(before, choice.move)
+            self._blame(before, choice.move)
             fields["immovable"] = [list(rc) for rc in sorted(self._immovable)]
         elif c.verdict == "as_predicted":
             # Verified with the rest of the plan before its first swap.
@@ -325,12 +336,23 @@ class Match3Player:
         if c.ok:
             for cell in choice.move.cells():
                 self._refused.pop(cell, None)  # it moved
+                if before[cell] >= 0:
+                    self._moved_kinds.add(before[cell])
+            self._blamed -= self._moved_kinds
             self._counts["tiles_cleared"] += choice.tiles_cleared
             self._counts["steps_gained"] += choice.steps_gained
             self._counts["points"] += choice.points
             self._goal_made += self._goal_pending
         self._goal_pending = 0
         return Check(c.verdict, c.detail, fields)
+
+    def _blame(self, board: Board, move: Move) -> None:
+        """The kind a refused swipe suspects: of its two cells' kinds, one the game never
+        swapped on this board; of two such, the rarer on the board (a crate comes a few at
+        a time, a colour everywhere)."""
+        kinds = [board[rc] for rc in move.cells() if board[rc] >= 0 and board[rc] not in self._moved_kinds]
+        if kinds:
+            self._blamed.add(min(kinds, key=lambda k: int((board.cells == k).sum())))
 
     def _refused_by(self, board: Board, move: Move) -> None:
         cells = move.cells()
