@@ -226,3 +226,8 @@ def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_never_a
     ABCDB
     """)  # the corner read otherwise: another board's text, the same piece in the middle
     assert not hasattr(p.decide(elsewhere), "move")
+    # the side it is swapped to: where it lands beside two tiles of one kind in a line (a
+    # striped piece swaps only into a match of its colour), here right, under D D
+    lined = Board.parse("ABCDA\nBCADB\nCD?BC\nDABCD\nABCDA")
+    d = player("classic", Match3Config(variant="classic", rows=5, cols=5, n_types=4)).decide(lined)
+    assert hasattr(d, "move") and d.fields.get("trial") is True and d.move == Move(2, 2, "R"), d

@@ -84,6 +84,7 @@ def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | fro
     the game refuses is not made again on the same board (the player's stale swipes)."""
     a = board.cells
     rows, cols = a.shape
+    best: tuple[int, Choice] | None = None
     for r, c in zip(*np.nonzero(a == UNKNOWN)):
         cell = (int(r), int(c))
         if cell in avoided:
@@ -92,11 +93,35 @@ def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | fro
         tiles = [(d, rr, cc) for d, rr, cc in sides if 0 <= rr < rows and 0 <= cc < cols and view.cells[rr, cc] >= 0]
         if len(tiles) < 3:
             continue
-        d, rr, cc = tiles[0]
-        swapped = a.copy()
-        swapped[cell], swapped[rr, cc] = a[rr, cc], a[cell]
-        return Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped))
-    return None
+        for d, rr, cc in tiles:
+            swapped = a.copy()
+            swapped[cell], swapped[rr, cc] = a[rr, cc], a[cell]
+            # A striped piece is swapped only into a match of its colour: first where it
+            # lands beside two tiles of one kind in a line (a match if that is its colour);
+            # a colour bomb swaps with anything, so any side is tried last.
+            lined = _lines_through(view.cells, (rr, cc), cell)
+            if best is None or lined > best[0]:
+                best = (lined, Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped)))
+    return None if best is None else best[1]
+
+
+def _lines_through(a: np.ndarray, at: tuple[int, int], leaving: tuple[int, int]) -> int:
+    """Whether a piece set down at `at` (coming from `leaving`) would lie in a line of three
+    with two tiles of one kind beside it, along a row or a column: 1 or 0."""
+    rows, cols = a.shape
+    r, c = at
+
+    def kind(rr: int, cc: int) -> int:
+        if not (0 <= rr < rows and 0 <= cc < cols) or (rr, cc) == leaving:
+            return -9
+        return int(a[rr, cc])
+
+    for dr, dc in ((0, 1), (1, 0)):
+        for pair in ((1, 2), (-1, -2), (-1, 1)):
+            k1, k2 = kind(r + pair[0] * dr, c + pair[0] * dc), kind(r + pair[1] * dr, c + pair[1] * dc)
+            if k1 >= 0 and k1 == k2:
+                return 1
+    return 0
 
 
 def _masked(board: Board, cells: set[tuple[int, int]]) -> Board:
