@@ -182,12 +182,12 @@ def _unglued(words: list[Word]) -> list[Word]:
     for wd in words:
         text = wd.text.strip()
         m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*)([0-9][0-9,.]*)", text)
-        if m is None or _letters(m.group(1)) not in ALL_LABELS:
+        if m is None or _label(m.group(1)) not in ALL_LABELS:
             # the label's letters, then a number whose first glyph Tesseract took for a
             # letter: a (slashed) 0 read as O, Q, @ or Ø ("PointsO", "Points@"), or the
             # gap read as an i or l ("Stagei1")
             m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*?)([il|:]?)([0-9OQ@Øø][0-9OQ@Øø,.]*)", text)
-            if m is None or _letters(m.group(1)) not in ALL_LABELS or not (
+            if m is None or _label(m.group(1)) not in ALL_LABELS or not (
                     any(ch.isdigit() for ch in m.group(3)) or len(m.group(3)) == 1):
                 out.append(wd)
                 continue
@@ -201,6 +201,15 @@ def _unglued(words: list[Word]) -> list[Word]:
 
 def _letters(text: str) -> str:
     return re.sub(r"[^a-z]", "", text.lower())
+
+
+def _label(text: str) -> str:
+    """A label's letters, with a first "L" that Tesseract read as "i", "1", "|" or "!"
+    ("iv." for "Lv.", "1evel" for "Level") put back when that makes a label."""
+    t = text.strip().lower()
+    if t[:1] in ("i", "1", "|", "!") and "l" + _letters(t[1:]) in ALL_LABELS:
+        return "l" + _letters(t[1:])
+    return _letters(t)
 
 
 def _nearest_number(found: list[Word], numbers: list[Word], below_too: bool = True) -> tuple[float, Word, Word, bool] | None:
@@ -282,7 +291,7 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
     tall = 2.5 * heights[len(heights) // 2]
     for name, labels in LABELS.items():
         # surest first; a label box far taller than the text around it is two lines read as one
-        found = sorted((wd for wd in words if _letters(wd.text) in labels and wd.box[3] - wd.box[1] <= tall),
+        found = sorted((wd for wd in words if _label(wd.text) in labels and wd.box[3] - wd.box[1] <= tall),
                        key=lambda wd: -wd.conf)  # fmt: skip
         # (a level's number stands beside its word: "Level 12", "Lv. 3")
         best = _nearest_number(found, [n for n in numbers if all(n is not u for u in used)], name != "level")
@@ -298,7 +307,7 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
                     out[name] = bbox_to_frac(near, w, h)
                     break
     free = [wd for wd in numbers if all(wd is not u for u in used)]
-    target = _nearest_number([wd for wd in words if _letters(wd.text) in TARGET_LABELS], free)
+    target = _nearest_number([wd for wd in words if _label(wd.text) in TARGET_LABELS], free)
     if target is not None:
         # a score goal: its word and its number, and the badges they are on
         num, label = target[1], target[2]

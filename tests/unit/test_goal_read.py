@@ -445,3 +445,32 @@ def test_the_header_reads_a_goal_with_the_profile_in_play_not_the_first_one():
         status = reader(crates)
     assert status is not None and status.goal is not None and status.goal.target == 12, status
     assert status.goal.piece is not None and status.goal.piece in p2.class_labels
+
+
+class _Said:
+    """An OCR that reads the given words on the whole frame, and nothing on a crop."""
+
+    def __init__(self, shape: tuple[int, ...], words: list[Word]) -> None:
+        self.shape, self._words = shape[:2], words
+
+    def words(self, image: np.ndarray) -> list[Word]:
+        return list(self._words) if image.shape[:2] == self.shape else []
+
+    def number(self, image: np.ndarray) -> int | None:
+        return None
+
+
+@pytest.mark.parametrize("said", ["Lv.", "iv.", "1v.", "|v.", "ievel", "1evel"])
+def test_a_level_word_whose_l_ocr_read_as_an_i_or_a_1_still_names_the_level(said):
+    """A family header's "Lv. 1" reads "iv." then "1" (Tesseract takes a bold L for an i):
+    the level was never read, and every level of the run was "?" in the table."""
+    from agent.vision.header import find_header
+
+    frame = np.full((1280, 720, 3), 60, np.uint8)
+    words = [Word(said, (329, 55, 365, 75), 0.72), Word("1", (372, 55, 390, 75), 0.72),
+             Word("STEPS", (41, 120, 162, 147), 0.96), Word("16", (171, 120, 219, 147), 0.96)]  # fmt: skip
+    hud = find_header(frame, _Said(frame.shape, words))
+    assert "level" in hud and "moves" in hud
+    x0, y0, x1, y1 = (v * s for v, s in zip(hud["level"], (720, 1280, 720, 1280)))
+    assert x0 <= 381 <= x1 and y0 <= 65 <= y1  # the number's place, not the word's
+    assert "level" not in find_header(frame, _Said(frame.shape, [Word("iv.", (329, 55, 365, 75), 0.72)]))
