@@ -205,10 +205,13 @@ class ScreenHandler:
     def learn_from_move(self, pending: Any, read: BoardRead[Any], lined: bool = False) -> None:
         """What a move showed of the looks that never move (agent.vision.fixed): a look
         that kept its place while its column fell, or refused swipes the game ignored, is
-        a blocker from now on, with the looks of its colour. `pending` is the loop's move
+        a blocker from now on, with the looks of its colour; and of a colour bomb
+        (agent.vision.bombs): a look of unknown kind that, swapped with a tile, cleared its
+        whole colour, is one from now on. `pending` is the loop's move
         awaiting its result (the board it was made on, as classes, and the cells swiped),
         `read` the board at rest after it; `lined`: at rest though a look lies in a line
         on it, which the rules say a match would clear."""
+        from agent.vision.bombs import fired_bomb
         from agent.vision.fixed import FixedLooks, Move
 
         loop = self.loop
@@ -216,9 +219,15 @@ class ScreenHandler:
         after = read.reading.labels
         if not loop.options.learn or not before or [len(r) for r in before] != [len(r) for r in after]:
             return
+        p = loop.profile
+        bomb = fired_bomb(before, after, pending.swiped, p.kind_of)
+        if bomb is not None and p.role_of(bomb) != "colourless":
+            from agent.vision.grow import relabel
+
+            p = relabel(p, bomb, bomb, "colourless")
+            loop.adopt(p, "swapped with a tile, it cleared every tile of that colour: a colour bomb", classes=[bomb])
         if self._fixed is None:
             self._fixed = FixedLooks(bool(getattr(loop.screen.role_hints, "falls", False)))
-        p = loop.profile
         # the game showed the swap (took it, or undid it before our eyes), or it never moved
         moved = pending.changed or read.text != pending.text
         lines = getattr(loop.screen.role_hints, "run_length", None) if lined else None

@@ -25,7 +25,7 @@ from agent.games.base import (
     Swipe,
 )
 from agent.games.match3.board import EMPTY, MAX_TYPES, UNKNOWN, Board, Move
-from agent.games.match3.goal_board import blocker_cells, blockers_of, with_blockers
+from agent.games.match3.goal_board import blocker_cells, blockers_of, bomb_cells, bombs_of, with_blockers
 from agent.games.match3.goal_play import GOAL_MODES, Aim, aim_for, goal_choice, made_by
 from agent.games.match3.hints import ROLE_HINTS
 from agent.games.match3.hud import MAX_STEPS
@@ -103,6 +103,34 @@ def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | fro
             if best is None or lined > best[0]:
                 best = (lined, Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped)))
     return None if best is None else best[1]
+
+
+def _bomb_choice(board: Board, view: Board, aim: Aim | None,
+                 avoided: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> tuple[Choice, int] | None:  # fmt: skip
+    """The best swap of a colour bomb with a tile beside it, and what it does for a
+    collect goal (the goal colour's tiles it takes): with the goal's colour when it
+    can, else the colour with the most tiles. The prediction leaves every column it clears
+    unknown down to its lowest cleared cell (what falls and drops in)."""
+    a, cells = board.cells, view.cells
+    rows, cols = a.shape
+    best: tuple[tuple[int, int], Choice, int] | None = None
+    for cell in sorted(bombs_of(board) - set(avoided)):
+        for d, (dr, dc) in (("U", (-1, 0)), ("D", (1, 0)), ("L", (0, -1)), ("R", (0, 1))):
+            rr, cc = cell[0] + dr, cell[1] + dc
+            if not (0 <= rr < rows and 0 <= cc < cols) or cells[rr, cc] < 0 or (rr, cc) in avoided:
+                continue
+            kind = int(cells[rr, cc])
+            cleared = {(int(r), int(c)) for r, c in zip(*np.nonzero(cells == kind))} | {cell}
+            for_goal = len(cleared) - 1 if aim is not None and aim.kind == "collect" and aim.colour == kind else 0
+            key = (for_goal, len(cleared))
+            if best is not None and key <= best[0]:
+                continue
+            predicted = a.copy()
+            for c in {c for _, c in cleared}:
+                predicted[: max(r for r, cc2 in cleared if cc2 == c) + 1, c] = EMPTY
+            best = (key, Choice(Move(cell[0], cell[1], d), len(cleared), 0, 1, 0, (len(cleared),), Board(predicted)),
+                    for_goal)  # fmt: skip
+    return None if best is None else (best[1], best[2])
 
 
 def _lines_through(a: np.ndarray, at: tuple[int, int], leaving: tuple[int, int]) -> int:
@@ -276,6 +304,13 @@ class Match3Player:
             self._goal_pending = 0 if got is None else got.made
         elif aim is not None and choice is not None:
             self._goal_pending = made_by(aim, view, choice.move, blockers)
+        bomb = _bomb_choice(board, view, aim if self.pursue_goal else None, self._avoided(board) | blockers)
+        if bomb is not None:
+            better = (bomb[1] > self._goal_pending) if aim is not None and aim.kind == "collect" and self.pursue_goal \
+                else (choice is None or bomb[0].tiles_cleared > choice.tiles_cleared)
+            if better:
+                choice, planned = bomb[0], None
+                self._goal_pending = bomb[1] if aim is not None and aim.kind == "collect" else 0
         self._probe = False
         if choice is None and self.known_variant is None and not self._probed:
             choice = self._probe_choice(view)
@@ -343,6 +378,10 @@ class Match3Player:
             self._learn_variant("classic", f"set-up swap {choice.move}, which matches nothing, was not taken: only "
                                            "swaps that match are moves (classic rules)")  # fmt: skip
             return Check("rules_changed", self._evidence[-1], {**fields, "variant": "classic"})
+        if trial and c.verdict != "not_applied":
+            # taken: what the game did with the piece is the answer (a colour bomb clears a
+            # colour, agent.vision.bombs), whatever the swap alone predicted
+            return Check(c.verdict, f"the game took the trial swap {choice.move}", fields, trial=True)
         if c.verdict == "not_applied" and trial:
             # The game would not swap the piece of unknown kind so (a striped piece swaps only
             # into a match): an answer, not a refused swipe. It is not tried again, wherever
@@ -437,7 +476,7 @@ class Match3Screen:
     def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[Board]:
         r = read_board(frame, profile)
         # the blockers' cells ride with the board, for a goal of breaking them
-        board = with_blockers(r.board, blocker_cells(r.reading, profile))
+        board = with_blockers(r.board, blocker_cells(r.reading, profile), bomb_cells(r.reading, profile))
         return BoardRead(board, r.reading, r.confident, str(board), r.usable)
 
     def player(self, profile: GameProfile, settings: Settings, seed: int) -> Match3Player:

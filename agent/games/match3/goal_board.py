@@ -21,9 +21,11 @@ Cell = tuple[int, int]
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ReadBoard(Board):
-    """A board read off a screen: its cells, and those of them that hold blockers."""
+    """A board read off a screen: its cells, those of them that hold blockers, and those
+    that hold colour bombs (a piece that, swapped with a tile, clears its whole colour)."""
 
     blockers: frozenset[Cell] = frozenset()
+    bombs: frozenset[Cell] = frozenset()
 
 
 def blocker_cells(reading: Reading, profile: GameProfile) -> frozenset[Cell]:
@@ -32,12 +34,22 @@ def blocker_cells(reading: Reading, profile: GameProfile) -> frozenset[Cell]:
                      if lbl not in (".", "?") and profile.role_of(lbl) == "blocker")  # fmt: skip
 
 
-def with_blockers(board: Board, blockers: frozenset[Cell]) -> Board:
-    """`board` carrying `blockers` (only cells the board holds as unknown: a blocker is
-    no tile); the board itself when there are none."""
-    cells = frozenset(rc for rc in blockers if board.inside(*rc) and board[rc] == UNKNOWN)
-    return ReadBoard(board.cells, cells) if cells else board
+def bomb_cells(reading: Reading, profile: GameProfile) -> frozenset[Cell]:
+    """The cells whose class the profile takes for a colour bomb (role colourless)."""
+    return frozenset((r, c) for r, row in enumerate(reading.labels) for c, lbl in enumerate(row)
+                     if lbl not in (".", "?") and profile.role_of(lbl) == "colourless")  # fmt: skip
+
+
+def with_blockers(board: Board, blockers: frozenset[Cell], bombs: frozenset[Cell] = frozenset()) -> Board:
+    """`board` carrying `blockers` and `bombs` (only cells the board holds as unknown: they
+    are no tiles); the board itself when there are none."""
+    held = [frozenset(rc for rc in cells if board.inside(*rc) and board[rc] == UNKNOWN) for cells in (blockers, bombs)]
+    return ReadBoard(board.cells, held[0], held[1]) if any(held) else board
 
 
 def blockers_of(board: Board) -> frozenset[Cell]:
     return board.blockers if isinstance(board, ReadBoard) else frozenset()
+
+
+def bombs_of(board: Board) -> frozenset[Cell]:
+    return board.bombs if isinstance(board, ReadBoard) else frozenset()
