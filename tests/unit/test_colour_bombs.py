@@ -9,7 +9,7 @@ with the colour that does most (the goal's colour first).
 
 from __future__ import annotations
 
-from agent.games.match3.board import EMPTY, Board
+from agent.games.match3.board import EMPTY, Board, Move
 from agent.games.match3.game import Match3Player
 from agent.games.match3.goal_board import ReadBoard
 from agent.games.match3.rules import Match3Config
@@ -184,3 +184,26 @@ def test_on_a_family_game_a_bomb_is_learned_from_a_swap_and_then_read_and_played
     d = GAME.screen.player(loop.profile, {"variant": "classic", "steps": 30, "solver": "greedy", "goal": "auto"},
                            0).decide(read.board)  # fmt: skip
     assert hasattr(d, "move") and set(d.move.cells()) & left, d
+
+
+def test_a_look_of_unknown_kind_beside_the_goals_colour_is_tried_once_a_look():
+    """No move has shown what the look at (1,2) does: beside A, the goal's colour, it is
+    swapped with an A once (a colour bomb would take every A); the same look elsewhere is
+    not tried again, whatever the game did; nor is any look without a goal to collect."""
+    from agent.games.match3.goal_board import ReadBoard as RB
+
+    looks = (((1, 2), "X"), ((3, 3), "X"))
+    cells = BOARD.cells.copy()
+    cells[3, 3] = -2  # (UNKNOWN) the second piece of the look
+    cells[0, 0] = 2  # a match of C to play meanwhile: (0,1) down
+    board = RB(cells, frozenset(), frozenset(), looks)
+    p = _player(Goal("collect", target=30, left=30, colour="A", piece="A"))
+    d = p.decide(board)
+    assert hasattr(d, "move") and d.fields.get("trial") is True, d
+    (partner,) = [rc for rc in d.move.cells() if rc != (1, 2)]
+    assert BOARD[partner] == 0
+    assert p.check(board, d, board).trial  # refused: an answer
+    again = p.decide(board)
+    assert hasattr(again, "move") and not again.fields.get("trial") and again.move == Move(0, 1, "D"), again
+    blind = _player().decide(board)
+    assert not (hasattr(blind, "move") and blind.fields.get("trial")), blind

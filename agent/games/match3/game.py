@@ -25,7 +25,9 @@ from agent.games.base import (
     Swipe,
 )
 from agent.games.match3.board import EMPTY, MAX_TYPES, UNKNOWN, Board, Move
-from agent.games.match3.goal_board import blocker_cells, blockers_of, bomb_cells, bombs_of, with_blockers
+from agent.games.match3.goal_board import (
+    blocker_cells, blockers_of, bomb_cells, bombs_of, looks_of, unknown_looks, with_blockers,
+)  # fmt: skip
 from agent.games.match3.goal_play import GOAL_MODES, Aim, aim_for, goal_choice, made_by
 from agent.games.match3.hints import ROLE_HINTS
 from agent.games.match3.hud import MAX_STEPS
@@ -71,6 +73,9 @@ def kind_ids(profile: GameProfile) -> dict[str, int]:
 # A cell is taken for immovable (a blocker the calibration did not see as one) once this
 # many swipes that should have moved it did nothing, while other swipes were taken.
 IMMOVABLE_AFTER = 2
+# A look of unknown kind is tried beside the goal's colour when the best swap does less
+# than this for the goal (a colour bomb takes every tile of it, a dozen or more).
+GOAL_FOR_A_TRY = 4
 MAX_PROBES = 3  # probes of the rules that may come to nothing (ignored swipes) before it stops trying
 PLAYER_VARIANTS: tuple[str, ...] = ("auto", *VARIANTS)
 SCENES: tuple[str, ...] = ("plain", "saga")
@@ -130,6 +135,31 @@ def _bomb_choice(board: Board, view: Board, aim: Aim | None,
                 predicted[: max(r for r, cc2 in cleared if cc2 == c) + 1, c] = EMPTY
             best = (key, Choice(Move(cell[0], cell[1], d), len(cleared), 0, 1, 0, (len(cleared),), Board(predicted)),
                     for_goal)  # fmt: skip
+    return None if best is None else (best[1], best[2])
+
+
+def _look_trial(board: Board, view: Board, colour: int | None, tried: set[str],
+                avoided: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> tuple[Choice, str] | None:  # fmt: skip
+    """A piece of a look of unknown kind, not tried before, swapped with a tile of
+    `colour` beside it (first where it lands in a line with two tiles of one kind), and
+    its look."""
+    if colour is None:
+        return None
+    a, cells = board.cells, view.cells
+    rows, cols = a.shape
+    best: tuple[int, Choice, str] | None = None
+    for cell, look in looks_of(board):
+        if look in tried or cell in avoided:
+            continue
+        for d, (dr, dc) in (("U", (-1, 0)), ("D", (1, 0)), ("L", (0, -1)), ("R", (0, 1))):
+            rr, cc = cell[0] + dr, cell[1] + dc
+            if not (0 <= rr < rows and 0 <= cc < cols) or cells[rr, cc] != colour or (rr, cc) in avoided:
+                continue
+            lined = _lines_through(cells, (rr, cc), cell)
+            if best is None or lined > best[0]:
+                swapped = a.copy()
+                swapped[cell], swapped[rr, cc] = a[rr, cc], a[cell]
+                best = (lined, Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped)), look)
     return None if best is None else (best[1], best[2])
 
 
@@ -209,6 +239,7 @@ class Match3Player:
         self._moved_kinds: set[int] = set()  # kinds the game has swapped on this board: pieces
         self._blamed: set[int] = set()  # kinds that refused a swipe, never seen swapped
         self._tried: set[tuple[int, int]] = set()  # pieces of unknown kind the game would not swap so
+        self._tried_looks: set[str] = set()  # looks of unknown kind swapped once beside a goal's colour
         self._evidence: list[str] = []
         self._learned_rules: dict[str, str] = {}  # what the screen showed, not what was given
         self._counts = {"tiles_cleared": 0, "steps_gained": 0, "steps_spent": 0, "points": 0}
@@ -311,11 +342,18 @@ class Match3Player:
             if better:
                 choice, planned = bomb[0], None
                 self._goal_pending = bomb[1] if aim is not None and aim.kind == "collect" else 0
+        trial = False
+        if aim is not None and aim.kind == "collect" and self.pursue_goal and self.config.variant == "classic":
+            # A look no move has shown yet, beside the goal's colour: if it is a colour bomb
+            # it takes every tile of that colour (worth more than any match); tried once a look
+            curious = _look_trial(board, view, aim.colour, self._tried_looks, self._avoided(board) | blockers)
+            if curious is not None and self._goal_pending < GOAL_FOR_A_TRY:
+                self._tried_looks.add(curious[1])
+                choice, planned, trial, self._goal_pending = curious[0], None, True, 0
         self._probe = False
         if choice is None and self.known_variant is None and not self._probed:
             choice = self._probe_choice(view)
             self._probe = choice is not None
-        trial = False
         if choice is None and self.config.variant == "classic":
             choice = _trial_choice(board, view, blockers | self._avoided(board) | self._tried)
             trial = choice is not None
@@ -476,7 +514,8 @@ class Match3Screen:
     def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[Board]:
         r = read_board(frame, profile)
         # the blockers' cells ride with the board, for a goal of breaking them
-        board = with_blockers(r.board, blocker_cells(r.reading, profile), bomb_cells(r.reading, profile))
+        board = with_blockers(r.board, blocker_cells(r.reading, profile), bomb_cells(r.reading, profile),
+                              unknown_looks(r.reading, profile))  # fmt: skip
         return BoardRead(board, r.reading, r.confident, str(board), r.usable)
 
     def player(self, profile: GameProfile, settings: Settings, seed: int) -> Match3Player:

@@ -26,6 +26,8 @@ class ReadBoard(Board):
 
     blockers: frozenset[Cell] = frozenset()
     bombs: frozenset[Cell] = frozenset()
+    # pieces of a look whose kind is unknown (a special no move has shown yet): cell -> look
+    looks: tuple[tuple[Cell, str], ...] = ()
 
 
 def blocker_cells(reading: Reading, profile: GameProfile) -> frozenset[Cell]:
@@ -40,11 +42,19 @@ def bomb_cells(reading: Reading, profile: GameProfile) -> frozenset[Cell]:
                      if lbl not in (".", "?") and profile.role_of(lbl) == "colourless")  # fmt: skip
 
 
-def with_blockers(board: Board, blockers: frozenset[Cell], bombs: frozenset[Cell] = frozenset()) -> Board:
-    """`board` carrying `blockers` and `bombs` (only cells the board holds as unknown: they
-    are no tiles); the board itself when there are none."""
+def unknown_looks(reading: Reading, profile: GameProfile) -> tuple[tuple[Cell, str], ...]:
+    """The cells of a special whose kind the profile does not know, with its class."""
+    return tuple(((r, c), lbl) for r, row in enumerate(reading.labels) for c, lbl in enumerate(row)
+                 if lbl not in (".", "?") and profile.role_of(lbl) == "special" and profile.kind_of(lbl) == "?")  # fmt: skip
+
+
+def with_blockers(board: Board, blockers: frozenset[Cell], bombs: frozenset[Cell] = frozenset(),
+                  looks: tuple[tuple[Cell, str], ...] = ()) -> Board:  # fmt: skip
+    """`board` carrying `blockers`, `bombs` and unknown `looks` (only cells the board holds
+    as unknown: they are no tiles); the board itself when there are none."""
     held = [frozenset(rc for rc in cells if board.inside(*rc) and board[rc] == UNKNOWN) for cells in (blockers, bombs)]
-    return ReadBoard(board.cells, held[0], held[1]) if any(held) else board
+    seen = tuple((rc, v) for rc, v in looks if board.inside(*rc) and board[rc] == UNKNOWN)
+    return ReadBoard(board.cells, held[0], held[1], seen) if any(held) or seen else board
 
 
 def blockers_of(board: Board) -> frozenset[Cell]:
@@ -53,3 +63,7 @@ def blockers_of(board: Board) -> frozenset[Cell]:
 
 def bombs_of(board: Board) -> frozenset[Cell]:
     return board.bombs if isinstance(board, ReadBoard) else frozenset()
+
+
+def looks_of(board: Board) -> tuple[tuple[Cell, str], ...]:
+    return board.looks if isinstance(board, ReadBoard) else ()
