@@ -194,13 +194,15 @@ def test_an_ignored_swipe_is_not_an_undone_one():
     assert q.check(NO_MATCH, d, NO_MATCH).verdict == "not_applied" and q.known_variant == "step"
 
 
-def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_never_an_edge_one():
+def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_a_side_never_an_edge_one():
     """No swap matches by colour, and a piece the profile never saw sits among tiles (a
     colour bomb: the game's only move is to swap it): it is swapped with a tile beside
     it, to see what the game does (before: "game over: no swap makes a match", and the run
     stopped). A piece read unknown at the board's edge (what shows through a hole) is not
     tried, and a trial the game refuses is not made again, even once the board reads otherwise
-    elsewhere (a look learned meanwhile); nor is its refusal a failed move: a striped piece
+    elsewhere (a look learned meanwhile), but the piece's other sides are (a striped piece
+    swaps only into a match of its colour; before, a board whose only match was a striped
+    piece's other side stopped the run); nor is its refusal a failed move: a striped piece
     the game swaps only into a match refused three trials in a row, and the run stopped on
     "3 moves in a row did not do what the rules predicted"."""
     board = Board.parse("""
@@ -216,6 +218,13 @@ def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_never_a
     assert (2, 2) in d.move.cells() and (0, 0) not in d.move.cells()
     refused = p.check(board, d, board)
     assert refused.verdict == "not_applied" and refused.trial and not refused.ok  # the game refused it
+    swaps = {frozenset(d.move.cells())}
+    for _ in range(3):  # its three other sides, one by one, each once
+        again = p.decide(board)
+        assert hasattr(again, "move") and again.fields.get("trial") is True and (2, 2) in again.move.cells()
+        assert frozenset(again.move.cells()) not in swaps and (0, 0) not in again.move.cells()
+        swaps.add(frozenset(again.move.cells()))
+        assert p.check(board, again, board).trial
     again = p.decide(board)
     assert not hasattr(again, "move") and "no swap makes a match" in again.reason
     elsewhere = Board.parse("""

@@ -81,12 +81,15 @@ PLAYER_VARIANTS: tuple[str, ...] = ("auto", *VARIANTS)
 SCENES: tuple[str, ...] = ("plain", "saga")
 
 
-def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> Choice | None:
+def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | frozenset[tuple[int, int]],
+                  tried: set[frozenset[tuple[int, int]]] | None = None) -> Choice | None:  # fmt: skip
     """With no swap that matches by colour: a piece of unknown kind among tiles (a colour
     bomb the calibration never saw, played by swapping it) swapped with a tile beside it,
     to see what the game does with it. Only a piece with tiles on three sides or more: a
     cell at the board's edge read unknown is more often what shows through a hole. A swap
-    the game refuses is not made again on the same board (the player's stale swipes)."""
+    the game refused (`tried`: its two cells) is not made again, but the piece's other
+    sides are (a striped piece swaps only into a match of its colour)."""
+    tried = tried or set()
     a = board.cells
     rows, cols = a.shape
     best: tuple[int, Choice] | None = None
@@ -99,6 +102,8 @@ def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | fro
         if len(tiles) < 3:
             continue
         for d, rr, cc in tiles:
+            if frozenset((cell, (rr, cc))) in tried:
+                continue
             swapped = a.copy()
             swapped[cell], swapped[rr, cc] = a[rr, cc], a[cell]
             # A striped piece is swapped only into a match of its colour: first where it
@@ -238,7 +243,7 @@ class Match3Player:
         self._trial = False  # the swipe awaiting its check tries a piece of unknown kind
         self._moved_kinds: set[int] = set()  # kinds the game has swapped on this board: pieces
         self._blamed: set[int] = set()  # kinds that refused a swipe, never seen swapped
-        self._tried: set[tuple[int, int]] = set()  # pieces of unknown kind the game would not swap so
+        self._tried: set[frozenset[tuple[int, int]]] = set()  # trial swaps the game would not take
         self._tried_looks: set[str] = set()  # looks of unknown kind swapped once beside a goal's colour
         self._evidence: list[str] = []
         self._learned_rules: dict[str, str] = {}  # what the screen showed, not what was given
@@ -355,7 +360,7 @@ class Match3Player:
             choice = self._probe_choice(view)
             self._probe = choice is not None
         if choice is None and self.config.variant == "classic":
-            choice = _trial_choice(board, view, blockers | self._avoided(board) | self._tried)
+            choice = _trial_choice(board, view, blockers | self._avoided(board), self._tried)
             trial = choice is not None
         self._trial = trial
         if choice is None:
@@ -422,12 +427,11 @@ class Match3Player:
             return Check(c.verdict, f"the game took the trial swap {choice.move}", fields, trial=True)
         if c.verdict == "not_applied" and trial:
             # The game would not swap the piece of unknown kind so (a striped piece swaps only
-            # into a match): an answer, not a refused swipe. It is not tried again, wherever
-            # the board's reading goes (a look learned meanwhile changes the board's text).
-            unknown = [rc for rc in choice.move.cells() if before[rc] == UNKNOWN]
-            self._tried.update(unknown)
+            # into a match): an answer, not a refused swipe. This swap is not tried again,
+            # wherever the board's reading goes (a look learned meanwhile changes its text).
+            self._tried.add(frozenset(choice.move.cells()))
             return Check("not_applied", f"the game did not take the trial swap {choice.move}: "
-                         "the piece of unknown kind is not tried again", fields, trial=True)  # fmt: skip
+                         "it is not tried again", fields, trial=True)  # fmt: skip
         if c.verdict == "not_applied":
             self._refused_by(before, choice.move)
             self._blame(before, choice.move)
