@@ -208,7 +208,10 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.guards = Guards(options.stuck_timeout_s)
         self.screens = ScreenHandler(self)
         self.levels = LevelTracker()
-        self.holes = HoleMemory()  # the holes of the board in play, for a scene that moves behind them
+        # the holes of the board in play, for a scene that moves behind them: in a game whose
+        # pieces fall into every cleared cell, a cell empty at rest is a hole (in another, an
+        # empty square a piece may come to)
+        self.holes = HoleMemory() if getattr(self.screen.role_hints, "falls", False) else None
         self._level_stop: PlaySummary | None = None  # --levels reached while a screen was handled
         self._ending_since: float | None = None  # the level is over, and its next screen has not come
         self._last_moving_text: str | None = None  # the board as read while it did not look at rest
@@ -266,7 +269,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         try:
             read = self.screen.read(frame, self.profile)
             # a hole of this board that shows a scene it never showed before is a hole still
-            lent = self.holes.lend(self.profile, frame, read.reading)
+            lent = None if self.holes is None else self.holes.lend(self.profile, frame, read.reading)
             return read if lent is None else self.screen.read(frame, lent)
         except ValueError:
             return None  # the profile's board box does not fit this frame (another app, rotated)
@@ -623,8 +626,6 @@ class PlayLoop(Generic[BoardT, MoveT]):
             read = rest.read
             if game_over and (read is None or not read.confident):
                 return self._stop("game over: no moves left", "finished", finished=True)
-            if read is not None and rest.still and read.playable:
-                self.holes.saw(self.profile, read.reading)
             if read is not None and rest.still and opt.learn and read.playable and not read.confident:
                 read = self.screens.learn_looks(rest.frame, read)  # (read again if a look was learned)
             read_with = self.profile  # what `read` was read with
@@ -784,6 +785,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
             if game_over:
                 return self._stop("game over: no moves left", "finished", finished=True)
             t_decide = time.perf_counter()
+            if self.holes is not None:
+                self.holes.saw(self.profile, read.reading)  # (once a board moves are chosen on)
             decision = self.player.decide(read.board)
             if isinstance(decision, NoMove):
                 no_move_since = now if no_move_since is None else no_move_since

@@ -259,7 +259,7 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
     player = screen.player(profile, settings, seed)
     report = ReplayReport(Path(run_dir), journal, game.name, source)
     made: dict[int, tuple[Any, Decision[Any]]] = {}  # decision index -> (board before, the decision replayed)
-    holes = HoleMemory()
+    holes = HoleMemory() if getattr(screen.role_hints, "falls", False) else None  # as the loop reads
     for line in lines[1:]:
         kind = line.get("type")
         if kind == "profile":
@@ -288,7 +288,8 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
     return report
 
 
-def _read(screen: Any, recording: Recording, fid: int | None, profile: GameProfile, holes: HoleMemory) -> Any:
+def _read(screen: Any, recording: Recording, fid: int | None, profile: GameProfile,
+          holes: HoleMemory | None) -> Any:
     """The frame read as the loop reads it: a hole of this board read as one, whatever
     the scene behind it shows now (agent.vision.hole_memory)."""
     if fid is None:
@@ -296,18 +297,16 @@ def _read(screen: Any, recording: Recording, fid: int | None, profile: GameProfi
     try:
         frame = recording.frame(fid)
         read = screen.read(frame, profile)
-        lent = holes.lend(profile, frame, read.reading)
+        lent = None if holes is None else holes.lend(profile, frame, read.reading)
         read = read if lent is None else screen.read(frame, lent)
     except ValueError:
         return None  # the profile's board box does not fit the frame
-    if read.playable:
-        holes.saw(profile, read.reading)
     return read
 
 
 def _replay_check(line: dict[str, Any], recording: Recording, screen: Any, profile: GameProfile, player: Any,
                   made: dict[int, tuple[Any, Decision[Any]]], report: ReplayReport,
-                  holes: HoleMemory) -> None:  # fmt: skip
+                  holes: HoleMemory | None) -> None:  # fmt: skip
     verdict = str(line.get("verdict", ""))
     if verdict == "unverified":
         return  # the loop never asked the player: the run stopped before the result showed
@@ -331,7 +330,7 @@ def _replay_check(line: dict[str, Any], recording: Recording, screen: Any, profi
 
 def _replay_decision(line: dict[str, Any], recording: Recording, screen: Any, profile: GameProfile, player: Any,
                      made: dict[int, tuple[Any, Decision[Any]]], report: ReplayReport,
-                     holes: HoleMemory) -> None:  # fmt: skip
+                     holes: HoleMemory | None) -> None:  # fmt: skip
     index = _int(line.get("index"))
     move, board = str(line.get("move", "")), str(line.get("board", ""))
     fid = _frame_of(line, recording)
@@ -346,6 +345,8 @@ def _replay_decision(line: dict[str, Any], recording: Recording, screen: Any, pr
                                             note="the profile's board box does not fit the frame"))  # fmt: skip
         return
     cells = board_diff(board, read.text)
+    if holes is not None:
+        holes.saw(profile, read.reading)  # as the loop does, on the boards moves are chosen on
     decision = player.decide(read.board)
     if isinstance(decision, NoMove):
         replayed, note = f"no move ({decision.reason})", "nothing to play on the board as read"

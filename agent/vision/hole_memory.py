@@ -8,8 +8,9 @@ of its cells unknown is no board to act on, so the run stops on a board it could
 or learns the moving sky as pieces (a look that keeps coming back).
 
 A hole does not move and no piece falls into it while the level lasts: a cell that read
-as a hole on this board (`SEEN_TIMES` readings at rest, and none of a piece since) is a
-hole still when it reads "?" now. `lend` gives the profile, for this one frame, an
+as a hole on this board (on `SEEN_TIMES` boards a move was chosen on, and as no piece
+since) is a hole still when it reads "?" now. (A cell a match emptied is refilled before
+the next move; a board at rest for an instant mid-clear is no board moves are chosen on.) `lend` gives the profile, for this one frame, an
 exemplar of what each such cell shows now, so the cell reads as the hole it is. Nothing
 is learned into the profile that is kept: the next frame's scene lends its own.
 
@@ -27,8 +28,8 @@ from agent.vision.classify import EMPTY_LABEL, UNKNOWN_LABEL, Exemplar, Reading
 from agent.vision.grid import BBox
 from agent.vision.profile import GameProfile
 
-# Readings at rest as a hole before a cell counts as one: a cell emptied by a clear and
-# read in the instant before the refill is no hole.
+# Boards moves were chosen on, with the cell read as a hole, before it counts as one: a
+# cell emptied by a clear and read in the instant before the refill is no hole.
 SEEN_TIMES = 2
 
 
@@ -40,8 +41,8 @@ class HoleMemory:
     _seen: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
 
     def saw(self, profile: GameProfile, reading: Reading) -> None:
-        """A reading at rest of the board that `profile` places: its holes are counted,
-        a cell read as a piece is no hole."""
+        """A reading of the board that `profile` places, one a move is chosen on: its holes
+        are counted, a cell read as a piece is no hole."""
         if (reading.rows, reading.cols) != (profile.rows, profile.cols):
             return
         self._follow(profile)
