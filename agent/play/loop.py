@@ -211,7 +211,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         # the holes of the board in play, for a scene that moves behind them: in a game whose
         # pieces fall into every cleared cell, a cell empty at rest is a hole (in another, an
         # empty square a piece may come to)
-        self.holes = HoleMemory() if getattr(self.screen.role_hints, "falls", False) else None
+        self.holes = HoleMemory.for_game(getattr(self.screen.role_hints, "falls", False))
         self._level_stop: PlaySummary | None = None  # --levels reached while a screen was handled
         self._ending_since: float | None = None  # the level is over, and its next screen has not come
         self._last_moving_text: str | None = None  # the board as read while it did not look at rest
@@ -267,10 +267,10 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def read(self, frame: np.ndarray) -> BoardRead[BoardT] | None:
         t0 = time.perf_counter()
         try:
-            read = self.screen.read(frame, self.profile)
+            if self.holes is None:
+                return self.screen.read(frame, self.profile)
             # a hole of this board that shows a scene it never showed before is a hole still
-            lent = None if self.holes is None else self.holes.lend(self.profile, frame, read.reading)
-            return read if lent is None else self.screen.read(frame, lent)
+            return self.holes.read(self.screen.read, frame, self.profile)
         except ValueError:
             return None  # the profile's board box does not fit this frame (another app, rotated)
         finally:

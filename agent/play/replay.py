@@ -259,7 +259,7 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
     player = screen.player(profile, settings, seed)
     report = ReplayReport(Path(run_dir), journal, game.name, source)
     made: dict[int, tuple[Any, Decision[Any]]] = {}  # decision index -> (board before, the decision replayed)
-    holes = HoleMemory() if getattr(screen.role_hints, "falls", False) else None  # as the loop reads
+    holes = HoleMemory.for_game(getattr(screen.role_hints, "falls", False))  # as the loop reads
     for line in lines[1:]:
         kind = line.get("type")
         if kind == "profile":
@@ -296,12 +296,9 @@ def _read(screen: Any, recording: Recording, fid: int | None, profile: GameProfi
         return None
     try:
         frame = recording.frame(fid)
-        read = screen.read(frame, profile)
-        lent = None if holes is None else holes.lend(profile, frame, read.reading)
-        read = read if lent is None else screen.read(frame, lent)
+        return screen.read(frame, profile) if holes is None else holes.read(screen.read, frame, profile)
     except ValueError:
         return None  # the profile's board box does not fit the frame
-    return read
 
 
 def _replay_check(line: dict[str, Any], recording: Recording, screen: Any, profile: GameProfile, player: Any,

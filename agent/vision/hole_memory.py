@@ -20,7 +20,9 @@ piece where this one had a hole); a new shape or place of the board forgets all 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -33,12 +35,33 @@ from agent.vision.profile import GameProfile
 SEEN_TIMES = 2
 
 
+class _Read(Protocol):
+    @property
+    def reading(self) -> Reading: ...
+
+
+R = TypeVar("R", bound=_Read)
+
+
 @dataclass
 class HoleMemory:
     """The cells that showed a hole on the board in play (see the module docstring)."""
 
     _board: tuple[int, int, BBox] | None = None
     _seen: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
+
+    @classmethod
+    def for_game(cls, falls: bool) -> "HoleMemory | None":
+        """A memory for a game whose pieces fall into every cleared cell (a cell empty at
+        rest is a hole); None for another (an empty square a piece may come to)."""
+        return cls() if falls else None
+
+    def read(self, read: Callable[[np.ndarray, GameProfile], R], frame: np.ndarray, profile: GameProfile) -> R:
+        """`read(frame, profile)`, read again with the holes' looks lent when a remembered
+        hole read "?" (see `lend`)."""
+        out = read(frame, profile)
+        lent = self.lend(profile, frame, out.reading)
+        return out if lent is None else read(frame, lent)
 
     def saw(self, profile: GameProfile, reading: Reading) -> None:
         """A reading of the board that `profile` places, one a move is chosen on: its holes

@@ -39,6 +39,23 @@ def board_of(world: int, seed: int, size: tuple[int, int] | None = None, levels:
     return ph
 
 
+def learning_handler(profile):
+    """The play loop's screen handler on a stand-in loop that learns (`learn_from_move`):
+    the loop, whose `profile` is the one adopted last and `why` the reasons, and the handler."""
+    from types import SimpleNamespace
+
+    from agent.play.screens import ScreenHandler
+
+    class Loop(SimpleNamespace):
+        def adopt(self, p: object, why: str, **fields: object) -> None:
+            self.profile = p
+            self.why.append(why)
+
+    loop = Loop(profile=profile, options=SimpleNamespace(learn=True), screen=SimpleNamespace(role_hints=ROLE_HINTS),
+                pending=None, why=[])  # fmt: skip
+    return loop, ScreenHandler(loop)  # type: ignore[arg-type]
+
+
 def blockers_in(rows: list[str]) -> set[tuple[int, int]]:
     return {(r, c) for r, row in enumerate(rows) for c, v in enumerate(row) if v == "#"}
 
@@ -218,7 +235,6 @@ def test_crates_calibration_took_for_a_colour_become_blockers_as_the_board_falls
     from types import SimpleNamespace
 
     from agent.games.match3.saga import rules as R
-    from agent.play.screens import ScreenHandler
     from agent.vision.frames import calibrate_frames
     from agent.vision.relearn import find_again
 
@@ -234,14 +250,7 @@ def test_crates_calibration_took_for_a_colour_become_blockers_as_the_board_falls
     crates = blockers_in(ph.board_kinds)
     assert crates and not any(profile.role_of(profile.read(ph.screencap()).labels[r][c]) == "blocker" for r, c in crates)
 
-    class Loop(SimpleNamespace):
-        def adopt(self, p: object, why: str, **fields: object) -> None:
-            self.profile = p
-            self.why.append(why)
-
-    loop = Loop(profile=profile, options=SimpleNamespace(learn=True), screen=SimpleNamespace(role_hints=ROLE_HINTS),
-                pending=None, why=[])  # fmt: skip
-    handler = ScreenHandler(loop)  # type: ignore[arg-type]
+    loop, handler = learning_handler(profile)
     was_crate: set[str] = set()
     for _ in range(8):
         b = ph._board

@@ -24,34 +24,32 @@ def _grid(text: str) -> list[list[str]]:
     return [list(row) for row in text.split()]
 
 
+BEFORE = """
+ABCDAB
+BCXACD
+CDABCA
+DABCDB
+ABCDBC
+"""
+# X at (1,2) swapped with the A at (1,3): every A went; what stood above fell, new tiles came
+ALL_A_GONE = """
+DBCDCB
+BCDCCD
+CDCBCC
+DBBCDB
+DBCDBC
+"""
+
+
 def test_a_look_whose_swap_cleared_every_tile_of_its_partners_colour_is_a_colour_bomb():
-    before = _grid("""
-    ABCDAB
-    BCXACD
-    CDABCA
-    DABCDB
-    ABCDBC
-    """)
-    # X at (1,2) swapped with the A at (1,3): every A went; what stood above fell, new tiles came
-    after = _grid("""
-    DBCDCB
-    BCDCCD
-    CDCBCC
-    DBBCDB
-    DBCDBC
-    """)
+    before = _grid(BEFORE)
+    after = _grid(ALL_A_GONE)
     assert fired_bomb(before, after, [(1, 2), (1, 3)], KINDS.__getitem__) == "X"
     assert fired_bomb(before, after, [(1, 3), (1, 2)], KINDS.__getitem__) == "X"  # either way round
 
 
 def test_a_match_with_cascades_or_a_striped_piece_is_no_bomb():
-    before = _grid("""
-    ABCDAB
-    BCXACD
-    CDABCA
-    DABCDB
-    ABCDBC
-    """)
+    before = _grid(BEFORE)
     # a line of B cleared in row 3's middle and a cascade beside: the A tiles far off stayed
     after = _grid("""
     CBDDAB
@@ -61,14 +59,7 @@ def test_a_match_with_cascades_or_a_striped_piece_is_no_bomb():
     ABCDBC
     """)
     assert fired_bomb(before, after, [(1, 2), (1, 3)], KINDS.__getitem__) is None
-    # two tiles of known colours swapped: nothing to learn, whatever came
-    gone = _grid("""
-    DBCDCB
-    BCDCCD
-    CDCBCC
-    DBBCDB
-    DBCDBC
-    """)
+    gone = _grid(ALL_A_GONE)  # two tiles of known colours swapped: nothing to learn, whatever came
     assert fired_bomb(before, gone, [(2, 0), (2, 1)], KINDS.__getitem__) is None
     few = _grid("""
     ABCDCB
@@ -137,10 +128,9 @@ def test_on_a_family_game_a_bomb_is_learned_from_a_swap_and_then_read_and_played
     from agent.games.match3.game import GAME
     from agent.games.match3.hints import ROLE_HINTS
     from agent.games.match3.saga.rules import BOMB, NO_COLOUR
-    from agent.play.screens import ScreenHandler
     from agent.vision.calibrate import calibrate_frame
     from agent.vision.grow import ClassGrower
-    from test_blockers import board_of
+    from test_blockers import board_of, learning_handler
 
     ph = board_of(5, 5)
     clock = ph.clock
@@ -161,14 +151,7 @@ def test_on_a_family_game_a_bomb_is_learned_from_a_swap_and_then_read_and_played
     (look,) = {v for v in profile.class_labels if profile.kind_of(v) == "?"}  # the bombs' look, learned
     assert profile.kind_of(look) == "?" and profile.role_of(look) != "colourless"  # the case: no colour to tell
 
-    class Loop(SimpleNamespace):
-        def adopt(self, p: object, why: str, **fields: object) -> None:
-            self.profile = p
-            self.why.append(why)
-
-    loop = Loop(profile=profile, options=SimpleNamespace(learn=True), screen=SimpleNamespace(role_hints=ROLE_HINTS),
-                pending=None, why=[])  # fmt: skip
-    handler = ScreenHandler(loop)  # type: ignore[arg-type]
+    loop, handler = learning_handler(profile)
     before = profile.read(ph.screencap())
     assert all(before.labels[r][c] == look for r, c in at)
     bomb, partner = (4, 5), (4, 4)

@@ -81,6 +81,27 @@ PLAYER_VARIANTS: tuple[str, ...] = ("auto", *VARIANTS)
 SCENES: tuple[str, ...] = ("plain", "saga")
 
 
+Cell = tuple[int, int]
+_SIDES = (("U", (-1, 0)), ("D", (1, 0)), ("L", (0, -1)), ("R", (0, 1)))
+
+
+def _sides(cell: Cell, shape: tuple[int, ...]) -> list[tuple[str, int, int]]:
+    """The cells beside `cell` inside a board of `shape`: (direction, row, column)."""
+    out = []
+    for d, (dr, dc) in _SIDES:
+        rr, cc = cell[0] + dr, cell[1] + dc
+        if 0 <= rr < shape[0] and 0 <= cc < shape[1]:
+            out.append((d, rr, cc))
+    return out
+
+
+def _swap_try(a: np.ndarray, cell: Cell, d: str, other: Cell) -> Choice:
+    """A swap that clears nothing the rules can foresee: its prediction is the swapped board."""
+    swapped = a.copy()
+    swapped[cell], swapped[other] = a[other], a[cell]
+    return Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped))
+
+
 def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | frozenset[tuple[int, int]],
                   tried: set[frozenset[tuple[int, int]]] | None = None) -> Choice | None:  # fmt: skip
     """With no swap that matches by colour: a piece of unknown kind among tiles (a colour
@@ -91,27 +112,23 @@ def _trial_choice(board: Board, view: Board, avoided: set[tuple[int, int]] | fro
     sides are (a striped piece swaps only into a match of its colour)."""
     tried = tried or set()
     a = board.cells
-    rows, cols = a.shape
     best: tuple[int, Choice] | None = None
     for r, c in zip(*np.nonzero(a == UNKNOWN)):
         cell = (int(r), int(c))
         if cell in avoided:
             continue
-        sides = [(d, cell[0] + dr, cell[1] + dc) for d, (dr, dc) in (("U", (-1, 0)), ("D", (1, 0)), ("L", (0, -1)), ("R", (0, 1)))]
-        tiles = [(d, rr, cc) for d, rr, cc in sides if 0 <= rr < rows and 0 <= cc < cols and view.cells[rr, cc] >= 0]
+        tiles = [(d, rr, cc) for d, rr, cc in _sides(cell, a.shape) if view.cells[rr, cc] >= 0]
         if len(tiles) < 3:
             continue
         for d, rr, cc in tiles:
             if frozenset((cell, (rr, cc))) in tried:
                 continue
-            swapped = a.copy()
-            swapped[cell], swapped[rr, cc] = a[rr, cc], a[cell]
             # A striped piece is swapped only into a match of its colour: first where it
             # lands beside two tiles of one kind in a line (a match if that is its colour);
             # a colour bomb swaps with anything, so any side is tried last.
             lined = _lines_through(view.cells, (rr, cc), cell)
             if best is None or lined > best[0]:
-                best = (lined, Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped)))
+                best = (lined, _swap_try(a, cell, d, (rr, cc)))
     return None if best is None else best[1]
 
 
@@ -122,12 +139,10 @@ def _bomb_choice(board: Board, view: Board, aim: Aim | None,
     can, else the colour with the most tiles. The prediction leaves every column it clears
     unknown down to its lowest cleared cell (what falls and drops in)."""
     a, cells = board.cells, view.cells
-    rows, cols = a.shape
     best: tuple[tuple[int, int], Choice, int] | None = None
     for cell in sorted(bombs_of(board) - set(avoided)):
-        for d, (dr, dc) in (("U", (-1, 0)), ("D", (1, 0)), ("L", (0, -1)), ("R", (0, 1))):
-            rr, cc = cell[0] + dr, cell[1] + dc
-            if not (0 <= rr < rows and 0 <= cc < cols) or cells[rr, cc] < 0 or (rr, cc) in avoided:
+        for d, rr, cc in _sides(cell, a.shape):
+            if cells[rr, cc] < 0 or (rr, cc) in avoided:
                 continue
             kind = int(cells[rr, cc])
             cleared = {(int(r), int(c)) for r, c in zip(*np.nonzero(cells == kind))} | {cell}
@@ -151,20 +166,16 @@ def _look_trial(board: Board, view: Board, colour: int | None, tried: set[str],
     if colour is None:
         return None
     a, cells = board.cells, view.cells
-    rows, cols = a.shape
     best: tuple[int, Choice, str] | None = None
     for cell, look in looks_of(board):
         if look in tried or cell in avoided:
             continue
-        for d, (dr, dc) in (("U", (-1, 0)), ("D", (1, 0)), ("L", (0, -1)), ("R", (0, 1))):
-            rr, cc = cell[0] + dr, cell[1] + dc
-            if not (0 <= rr < rows and 0 <= cc < cols) or cells[rr, cc] != colour or (rr, cc) in avoided:
+        for d, rr, cc in _sides(cell, a.shape):
+            if cells[rr, cc] != colour or (rr, cc) in avoided:
                 continue
             lined = _lines_through(cells, (rr, cc), cell)
             if best is None or lined > best[0]:
-                swapped = a.copy()
-                swapped[cell], swapped[rr, cc] = a[rr, cc], a[cell]
-                best = (lined, Choice(Move(cell[0], cell[1], d), 0, 0, 1, 0, (0, 0), Board(swapped)), look)
+                best = (lined, _swap_try(a, cell, d, (rr, cc)), look)
     return None if best is None else (best[1], best[2])
 
 
@@ -312,7 +323,8 @@ class Match3Player:
                 blockers = frozenset((int(r), int(c)) for r, c in zip(rs, cs))
         # (a goal's piece is no tile to swipe; blind to the goal, the player sees the board as ever)
         pieces = aim.blockers_on(board) if aim is not None and self.pursue_goal else frozenset()
-        view = _masked(board, self._avoided(board) | pieces)
+        avoided = self._avoided(board)
+        view = _masked(board, avoided | pieces)
         choice = planned
         if choice is None:
             # A cell that refused a swipe once is probably a blocker read as a tile (a
@@ -324,7 +336,7 @@ class Match3Player:
             # refuse once, before: two refused swipes a level on a level of new crates)
             fellows = {(int(r), int(c)) for k in self._blamed for r, c in zip(*np.nonzero(board.cells == k))}
             for wary_of in ([suspects | fellows] if fellows - suspects else []) + ([suspects] if suspects else []):
-                wary = _masked(board, self._avoided(board) | pieces | wary_of)
+                wary = _masked(board, avoided | pieces | wary_of)
                 choice = self.solver.choose(self.config, wary)
                 if choice is not None:
                     view = wary
@@ -340,7 +352,7 @@ class Match3Player:
             self._goal_pending = 0 if got is None else got.made
         elif aim is not None and choice is not None:
             self._goal_pending = made_by(aim, view, choice.move, blockers)
-        bomb = _bomb_choice(board, view, aim if self.pursue_goal else None, self._avoided(board) | blockers)
+        bomb = _bomb_choice(board, view, aim if self.pursue_goal else None, avoided | blockers)
         if bomb is not None:
             better = (bomb[1] > self._goal_pending) if aim is not None and aim.kind == "collect" and self.pursue_goal \
                 else (choice is None or bomb[0].tiles_cleared > choice.tiles_cleared)
@@ -351,7 +363,7 @@ class Match3Player:
         if aim is not None and aim.kind == "collect" and self.pursue_goal and self.config.variant == "classic":
             # A look no move has shown yet, beside the goal's colour: if it is a colour bomb
             # it takes every tile of that colour (worth more than any match); tried once a look
-            curious = _look_trial(board, view, aim.colour, self._tried_looks, self._avoided(board) | blockers)
+            curious = _look_trial(board, view, aim.colour, self._tried_looks, avoided | blockers)
             if curious is not None and self._goal_pending < GOAL_FOR_A_TRY:
                 self._tried_looks.add(curious[1])
                 choice, planned, trial, self._goal_pending = curious[0], None, True, 0
@@ -360,7 +372,7 @@ class Match3Player:
             choice = self._probe_choice(view)
             self._probe = choice is not None
         if choice is None and self.config.variant == "classic":
-            choice = _trial_choice(board, view, blockers | self._avoided(board), self._tried)
+            choice = _trial_choice(board, view, blockers | avoided, self._tried)
             trial = choice is not None
         self._trial = trial
         if choice is None:
@@ -421,14 +433,13 @@ class Match3Player:
             self._learn_variant("classic", f"set-up swap {choice.move}, which matches nothing, was not taken: only "
                                            "swaps that match are moves (classic rules)")  # fmt: skip
             return Check("rules_changed", self._evidence[-1], {**fields, "variant": "classic"})
-        if trial and c.verdict != "not_applied":
-            # taken: what the game did with the piece is the answer (a colour bomb clears a
-            # colour, agent.vision.bombs), whatever the swap alone predicted
-            return Check(c.verdict, f"the game took the trial swap {choice.move}", fields, trial=True)
-        if c.verdict == "not_applied" and trial:
-            # The game would not swap the piece of unknown kind so (a striped piece swaps only
-            # into a match): an answer, not a refused swipe. This swap is not tried again,
+        if trial:
+            # What the game did with the piece is the answer, not a move that failed its
+            # prediction: taken (a colour bomb clears a colour, agent.vision.bombs), or not
+            # (a striped piece swaps only into a match). A refused swap is not tried again,
             # wherever the board's reading goes (a look learned meanwhile changes its text).
+            if c.verdict != "not_applied":
+                return Check(c.verdict, f"the game took the trial swap {choice.move}", fields, trial=True)
             self._tried.add(frozenset(choice.move.cells()))
             return Check("not_applied", f"the game did not take the trial swap {choice.move}: "
                          "it is not tried again", fields, trial=True)  # fmt: skip
