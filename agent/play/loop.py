@@ -276,7 +276,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
         finally:
             self._read_ms = (time.perf_counter() - t0) * 1000.0
 
-    def _rest(self, unknown_before: frozenset[tuple[int, int]] | None = None) -> RestingRead[BoardT]:
+    def _rest(self, unknown_before: frozenset[tuple[int, int]] | None = None,
+              within_s: float | None = None) -> RestingRead[BoardT]:  # fmt: skip
         """Capture and read until two reads in a row show the board at rest, or the settle
         timeout passes (then the last read, not still). A frame whose board moved against
         the one before is not read at all: it cannot be at rest, and reading costs more
@@ -287,8 +288,12 @@ class PlayLoop(Generic[BoardT, MoveT]):
         (a hint's wiggle, or a piece still landing), and, after a move (`unknown_before`:
         the cells unknown on the board the move was made on), one with cells unknown since
         (a piece caught mid-clear reads unknown for a moment; a special the move made
-        stays so, and is then played around or learned)."""
+        stays so, and is then played around or learned).
+
+        `within_s`: a shorter wait than the settle timeout, for a screen already seen moving
+        with no board on it (an ad's art never rests: each look at it is short)."""
         p, t = self.profile, self.timeouts
+        settle_s = t.settle_s if within_s is None else min(t.settle_s, within_s)
         start, captures = self.clock.now(), 1
         frame = self.capture()
         frame_at = self.capture.started_at
@@ -302,7 +307,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         empty_since = None if known is not None or not self.screen.role_hints.falls else \
             self._empty_since(self.read(frame), frame_at, None)  # fmt: skip
         same_since = frame_at  # the first frame of the current run of agreeing reads
-        while self.clock.now() - start < t.settle_s - 1e-6:
+        while self.clock.now() - start < settle_s - 1e-6:
             self.clock.sleep(t.poll_s)
             nxt = self.capture()
             nxt_at = self.capture.started_at
@@ -489,6 +494,12 @@ class PlayLoop(Generic[BoardT, MoveT]):
         return max(self.options.moving_screen_s, 6 * self.capture.cost_s)
 
     @property
+    def glance_s(self) -> float:
+        """How long one look at a screen already seen moving with no board may wait for it to
+        rest: a few captures."""
+        return max(self.options.moving_screen_s, 3 * self.capture.cost_s)
+
+    @property
     def level_wait_s(self) -> float:
         """How long the screens between two levels (cards counting stars, a map scrolling, an
         ad) may show nothing the agent can act on before the run stops: longer than a board's
@@ -604,6 +615,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         s, opt = self.summary, self.options
         failed_checks = 0
         unplayable_since: float | None = None
+        no_board_moving = False  # the last look: a screen with no playable board, moving
         no_move_since: float | None = None
         if opt.launch:
             stop = self.screens.bring_game_to_front()
@@ -616,7 +628,12 @@ class PlayLoop(Generic[BoardT, MoveT]):
             if opt.level_life and self.clock.now() - self._progress_at >= opt.no_progress_s:
                 return self._stop(f"no move for {opt.no_progress_s:.0f} s, though screens were left one after "
                                   "another: going round in circles", "stuck")  # fmt: skip
-            rest = self._rest(None if self.pending is None else self.pending.unknown)
+            # A screen seen moving with no board on it is looked at again soon: a full settle
+            # wait per look (scaled to a slow phone's capture) would spend an ad's whole wait
+            # on a few looks.
+            rest = self._rest(None if self.pending is None else self.pending.unknown,
+                              within_s=self.glance_s if no_board_moving else None)  # fmt: skip
+            no_board_moving = not rest.still and (rest.read is None or not rest.read.playable)
             s.settle_s.append(rest.waited_s)
             now = self.clock.now()
             self._keep(rest.frame, rest.read)
@@ -651,7 +668,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
                         continue
                 limit = self.timeouts.unreadable_s if not opt.level_life else self.level_wait_s
                 limit += self.screens.waiting_s  # an ad's countdown is waited out, then Back
-                if now - unplayable_since >= limit:
+                # (counted from when the wait began: a screen first classified late still gets it)
+                since = min(now, max(unplayable_since, self.screens.waiting_since or unplayable_since))
+                if now - since >= limit:
                     why = "the board never stopped moving" if not rest.still else (
                         "no board on the screen" if read is None else
                         f"{len(read.unknown_cells)} cells unknown, lowest confidence {read.min_confidence:.2f}"

@@ -126,6 +126,11 @@ class ScreenHandler:
         countdown being waited on (0: nothing awaited)."""
         return AD_WAIT_S if self._waiting else 0.0
 
+    @property
+    def waiting_since(self) -> float | None:
+        """When the wait for a way on began (None: nothing awaited)."""
+        return min(self._waiting.values()) if self._waiting else None
+
     # -- helpers ------------------------------------------------------------------------
     def ocr(self) -> Any:
         if not self._ocr_checked:

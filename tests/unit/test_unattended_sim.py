@@ -49,3 +49,37 @@ def test_two_levels_in_a_row_with_every_interruption(tmp_path):
     assert refused  # a Buy, Share or Install button was seen and left alone
     # the waits were fitted to the phone: captures cost what the phone charged
     assert summary.capture_ms == pytest.approx(250, rel=0.05)
+
+
+def _world_with_an_ad_over_a_moving_sky() -> int:
+    from agent.games.match3.saga import SagaPhone
+    from agent.games.match3.saga.family import world_of
+    from agent.device.clock import ManualClock
+
+    for n in range(1, 80):
+        w = world_of(n)
+        if w.backdrop == "still" or not w.score_to_end:
+            continue
+        phone = SagaPhone(seed=n, size=w.size, clock=ManualClock(), world=n)
+        if phone.script(1).ad_after and phone.planned_level(1).goal.kind == "score":
+            return n
+    raise AssertionError("no world of the family shows an ad after a score level over a moving sky")
+
+
+def test_an_ad_on_a_phone_slow_to_capture_is_closed_within_its_wait(tmp_path):
+    """A phone that takes 2 s a screenshot: every wait scales with it, and an ad's art that
+    never rests is looked at often enough that its close control is tapped before the run
+    gives up on the screen (a full settle wait per look spent the whole wait on three looks)."""
+    world = _world_with_an_ad_over_a_moving_sky()
+    from agent.games.match3.saga.family import world_of
+
+    settings = {"variant": "auto", "solver": "plan", "steps": 30, "scene": "saga", "world": world}
+    run = sim_run(GAME, settings, world, world_of(world).size, False, tmp_path / "profiles", latency_ms=2000)
+    phone = run.phone
+    summary = play(run, run.options(moves=60, launch=True), tmp_path / "j.jsonl",
+                   should_stop=lambda: phone.truth()["ads_closed"] >= 1)  # fmt: skip
+    truth = phone.truth()
+    assert truth["ads_shown"] >= 1 and truth["ads_closed"] >= 1, (summary.stop_reason, truth)
+    assert summary.stop_kind == "requested" and truth["forbidden_taps"] == 0
+    ads = [r for r in read_journal(tmp_path / "j.jsonl") if r["type"] == "screen" and r["kind"] == "ad"]
+    assert ads and ads[-1]["action"]["kind"] == "tap"
