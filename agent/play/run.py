@@ -153,9 +153,12 @@ class HeaderStatus:
         # counts readings, not frames).
         if self._reader is None:
             return None
-        # a counter read at 0 is read again on the next frame: once is no proof of the
-        # level's end, and a move made while the proof waits would be one the game ignores
-        if self._calls % HEADER_EVERY == 0 or (self._last is not None and self._last.moves_left == 0):
+        # Near the level's end the counter is read on every frame: a reading some frames
+        # old could still say 1 after the last move, and a move made then is one the game
+        # ignores (and a counter read at 0 is read again: once is no proof of the end).
+        near_end = self._last is not None and self._last.moves_left is not None \
+            and self._last.moves_left <= HEADER_EVERY  # fmt: skip
+        if self._calls % HEADER_EVERY == 0 or near_end:
             r = self._reader(frame)
             self._last = None if r.moves is None and r.score is None and r.level is None and r.goal is None else \
                 Status(moves_left=r.moves, score=r.score, level=r.level, goal=r.goal)  # fmt: skip

@@ -208,3 +208,36 @@ def test_a_header_reading_from_before_the_new_board_names_nothing_of_it():
     assert tr.screen("won", None, None, 3.0) is cur and cur.won
     tr.resolve()  # (the loop asks once a level ends)
     assert [(r.level, r.won) for r in tr.records] == [(2, True), (3, True)]
+
+
+def test_near_the_levels_end_the_header_is_read_on_every_frame(monkeypatch):
+    """The header is read every few frames and the last reading stands between; near the
+    level's end a reading a few frames old could still say 1 after the last move, and a
+    move made on it is one the game ignores (a run counted 14 moves where the game took
+    13). With a few moves left, every frame is read."""
+    import numpy as np
+
+    import agent.vision.header as header
+    from agent.play.run import HEADER_EVERY, HeaderStatus
+    from agent.vision.header import HeaderReading
+
+    shown = iter(range(2 * HEADER_EVERY + 3, -1, -1))  # the counter on each frame: one move a frame
+    read_on: list[int] = []
+
+    def reading(profile, ocr):
+        def read(frame):
+            read_on.append(int(frame[0, 0]))
+            return HeaderReading(int(frame[0, 0]), None, None, None)
+
+        return read
+
+    monkeypatch.setattr(header, "header_reading", reading)
+    status = HeaderStatus(profile=None, ocr=None)  # type: ignore[arg-type]
+    seen = []
+    for left in shown:
+        got = status(np.full((2, 2), left, np.uint8))
+        seen.append((left, None if got is None else got.moves_left))
+    # far from the end: every few frames; within HEADER_EVERY moves of it: every frame
+    assert any(said != left for left, said in seen if left > HEADER_EVERY)
+    assert all(said == left for left, said in seen if left < HEADER_EVERY)
+    assert seen[-1] == (0, 0)
