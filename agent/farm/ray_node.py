@@ -110,7 +110,7 @@ def sim_cluster(nodes: int, phones_per_node: int, profiles: Path, log_dir: Path,
     ray = import_ray()
     from ray.cluster_utils import Cluster
 
-    from agent.device.adb import AdbTarget, stop_server
+    from agent.device.adb import AdbTarget, ensure_server, stop_server
     from agent.farm.ray_actor import start_roster
     from agent.farm.ray_farm import connect
     from agent.simphone.fleet import SimFleet
@@ -125,6 +125,9 @@ def sim_cluster(nodes: int, phones_per_node: int, profiles: Path, log_dir: Path,
         # Ended last, once no roster can list (and so start) them again.
         for target in targets:
             stack.callback(stop_server, target)
+            # Started before the cluster: a port only chosen free, not held, was at times
+            # taken by one of Ray's own servers (an adb client then heard HTTP).
+            ensure_server(target)
         with keep_signal_handlers():
             cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, **local})
         stack.callback(cluster.shutdown)
