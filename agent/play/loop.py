@@ -669,7 +669,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 limit = self.timeouts.unreadable_s if not opt.level_life else self.level_wait_s
                 limit += self.screens.waiting_s  # an ad's countdown is waited out, then Back
                 # (counted from when the wait began: a screen first classified late still gets it)
-                since = min(now, max(unplayable_since, self.screens.waiting_since or unplayable_since))
+                waited = self.screens.waiting_since
+                since = unplayable_since if waited is None else max(unplayable_since, waited)
                 if now - since >= limit:
                     why = "the board never stopped moving" if not rest.still else (
                         "no board on the screen" if read is None else
