@@ -22,7 +22,7 @@ from agent.vision.goal_read import (
     PIECE_FILLS, GoalWords, Line, find_icon, goal_with_icon, icon_boxes, lines_of, match_icon, words_goal,
 )  # fmt: skip
 from agent.vision.grid import Frac, bbox_to_frac
-from agent.vision.ocr import Ocr, Region, Word, flat_regions
+from agent.vision.ocr import Ocr, Region, Word, flat_regions, ink_height
 from agent.vision.profile import GameProfile
 
 LABELS = {"moves": ("moves", "move", "steps", "moves left"), "score": ("score", "points"),
@@ -33,6 +33,14 @@ ALL_LABELS = frozenset(lb for group in LABELS.values() for lb in group) | frozen
 BESIDE = 8.0
 BELOW = 3.0
 BADGE_AREA = 0.05  # of the screen: a shape this small around a number is its badge
+# A score beside its label ("Points 12480") grows by digits from 0, and a game centres
+# the two in their badge (or shrinks the text to fit): the number's first place, found
+# while it was "0", then cuts it ("Points 3790" read as 70). Its line, label and number in
+# their badge, is stored as `score` + LINE and read by its words. (Moves and the level's
+# number keep a digit or two, which the place's room holds, and are read by digits alone,
+# a Tesseract run where the line takes two.)
+LINE = "_line"
+GROWING = ("score",)
 
 HeaderRead = Callable[[np.ndarray], tuple[int | None, int | None]]
 
@@ -45,12 +53,9 @@ def header_reader(profile: GameProfile, ocr: Ocr) -> HeaderRead | None:
         return None
 
     def read(frame: np.ndarray) -> tuple[int | None, int | None]:
-        h, w = frame.shape[:2]
         out: dict[str, int | None] = {"moves": None, "score": None}
         for n in names:
-            x0, y0, x1, y1 = profile.hud_bbox(n, w, h)
-            crop = frame[y0:y1, x0:x1]
-            out[n] = ocr.number(crop) if crop.size else None
+            out[n] = _read_number(frame, profile, n, ocr)
         return out["moves"], out["score"]
 
     return read
@@ -75,16 +80,59 @@ def header_reading(profile: GameProfile, ocr: Ocr) -> Callable[[np.ndarray], Hea
         return None
 
     def read(frame: np.ndarray) -> HeaderReading:
-        h, w = frame.shape[:2]
         out: dict[str, int | None] = {"moves": None, "score": None, "level": None}
         for n in names:
-            x0, y0, x1, y1 = profile.hud_bbox(n, w, h)
-            crop = frame[y0:y1, x0:x1]
-            out[n] = ocr.number(crop) if crop.size else None
+            out[n] = _read_number(frame, profile, n, ocr)
         goal = read_goal_place(frame, profile, ocr) if "goal" in profile.hud else None
         return HeaderReading(out["moves"], out["score"], out["level"], goal)
 
     return read
+
+
+def _read_number(frame: np.ndarray, profile: GameProfile, name: str, ocr: Ocr) -> int | None:
+    """The header's number `name` on a frame: by its line's words where the profile has
+    its line (see LINE), else by the digits in its place."""
+    h, w = frame.shape[:2]
+    if f"{name}{LINE}" in profile.hud:
+        return read_number_on_line(frame, profile.hud_bbox(f"{name}{LINE}", w, h), LABELS[name], ocr)
+    x0, y0, x1, y1 = profile.hud_bbox(name, w, h)
+    crop = frame[y0:y1, x0:x1]
+    return ocr.number(crop) if crop.size else None
+
+
+def read_number_on_line(frame: np.ndarray, line: tuple[int, int, int, int], labels: tuple[str, ...],
+                        ocr: Ocr) -> int | None:  # fmt: skip
+    """The number beside its label on the line `line` (a badge holding both): the line's
+    words, the number word(s) on the side of the label the number stands, then the digits
+    reader on their box. None when no label or no number is read there."""
+    x0, y0, x1, y1 = line
+    crop = frame[y0:y1, x0:x1]
+    if crop.size == 0:
+        return None
+    words = _unglued(ocr.words(crop))
+    label = max((wd for wd in words if _label(wd.text) in labels), key=lambda wd: wd.conf, default=None)
+    if label is None:
+        return None
+    lh = max(1, label.box[3] - label.box[1])
+    after = [wd for wd in words if _number_word(wd.text) and wd.box[0] >= label.box[2] - lh // 4
+             and abs(wd.centre[1] - label.centre[1]) < lh]  # fmt: skip
+    before = [wd for wd in words if _number_word(wd.text) and wd.box[2] <= label.box[0] + lh // 4
+              and abs(wd.centre[1] - label.centre[1]) < lh]  # fmt: skip
+    gap = max(1, lh // 4)
+    lx0, ly0, lx1, ly1 = label.box
+    y_lo, y_hi = max(0, ly0 - lh // 3), ly1 + lh // 3
+    number = after or before
+    if number:  # its words' box, with the room the digits reader wants, short of the label
+        bx0, by0, bx1, by1 = _union(*(wd.box for wd in number))
+        pad = max(2, (by1 - by0) // 2)
+        x_lo, x_hi = (max(bx0 - pad, lx1 + gap), bx1 + pad) if after else (bx0 - pad, min(bx1 + pad, lx0 - gap))
+        value = ocr.number(crop[min(y_lo, max(0, by0 - pad // 2)) : max(y_hi, by1 + pad // 2), max(0, x_lo) : x_hi])
+        if value is not None:
+            return value
+    # no number word (a slashed 0 read as a letter), or none read there: the digits
+    # reader on the line's wider side of the label, from the label on
+    side = crop[y_lo:y_hi, lx1 + gap :] if crop.shape[1] - lx1 >= lx0 else crop[y_lo:y_hi, : max(0, lx0 - gap)]
+    return ocr.number(side) if side.size else None
 
 
 def read_goal_place(frame: np.ndarray, profile: GameProfile, ocr: Ocr) -> Goal | None:
@@ -199,6 +247,11 @@ def _unglued(words: list[Word]) -> list[Word]:
     return out
 
 
+def _zero_as_letters(text: str) -> bool:
+    """A word that may be a (slashed) 0 Tesseract read as letters: "O", "Q", "@", "Ø"."""
+    return re.fullmatch(r"[OQ@Øøo0]+", text.strip()) is not None
+
+
 def _letters(text: str) -> str:
     return re.sub(r"[^a-z]", "", text.lower())
 
@@ -263,6 +316,19 @@ def _number_place(best: tuple[float, Word, Word, bool], regions: list[Region], w
     return (max(lo_x, int(x0 - mx)), max(lo_y, int(y0 - my)), min(hi_x, int(x1 + mx)), min(hi_y, int(y1 + my)))
 
 
+def _line_place(best: tuple[float, Word, Word, bool], regions: list[Region], w: int, h: int) -> tuple[int, int, int, int]:
+    """The box a label and the number beside it may take as the number grows: their
+    badge, or the two with room for the number to grow both ways (a centred line)."""
+    num, label = best[1], best[2]
+    both = _union(num.box, label.box)
+    lh = max(1, label.box[3] - label.box[1])
+    badge = _badge(regions, *num.centre, w, h)
+    if badge is not None and badge[0] <= both[0] and badge[1] <= both[1] and badge[2] >= both[2] and badge[3] >= both[3]:
+        return badge
+    grow = 3 * lh  # a few digits' width each way
+    return (max(0, both[0] - grow), max(0, both[1] - lh // 2), min(w, both[2] + grow), min(h, both[3] + lh // 2))
+
+
 def _union(*boxes: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
@@ -298,6 +364,8 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
         if best is not None:
             used.append(best[1])
             out[name] = bbox_to_frac(_number_place(best, regions, w, h), w, h)
+            if best[3] and name in GROWING:
+                out[f"{name}{LINE}"] = bbox_to_frac(_line_place(best, regions, w, h), w, h)
         else:
             # the number was not read as a word (a 0 read as "O"): the place beside or
             # below the label that reads as a number
@@ -305,6 +373,10 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
                 near = _read_near(frame, ocr, label, regions, words)
                 if near is not None:
                     out[name] = bbox_to_frac(near, w, h)
+                    beside = abs((near[1] + near[3]) / 2 - label.centre[1]) < label.box[3] - label.box[1]
+                    if beside and name in GROWING:
+                        line = _line_place((0.0, Word("", near, 0.0), label, True), regions, w, h)
+                        out[f"{name}{LINE}"] = bbox_to_frac(line, w, h)
                     break
     free = [wd for wd in numbers if all(wd is not u for u in used)]
     target = _nearest_number([wd for wd in words if _label(wd.text) in TARGET_LABELS], free)
@@ -422,14 +494,24 @@ def _read_near(
     # up to the next word on the label's line (one read surely: an unsure "Q" there may be
     # the very number, a 0 taken for a letter)
     right = min([wd.box[0] - gap for wd in words
-                 if wd.box[0] > x1 and abs(wd.centre[1] - label.centre[1]) < lh and wd.conf >= 0.6]
+                 if wd.box[0] > x1 and abs(wd.centre[1] - label.centre[1]) < lh and wd.conf >= 0.6
+                 and not _zero_as_letters(wd.text)]
                 + [int(x1 + BESIDE * lh)])  # fmt: skip
+    # below: a stacked header's number is often bigger than its label, and on a badge of
+    # its own under it (the box is then that badge)
+    under = (x0 - 2 * lh, y1 + gap, x1 + 2 * lh, min(hi_y, int(y1 + BELOW * lh)))
+    badge = _badge(regions, (under[0] + under[2]) / 2, (under[1] + under[3]) / 2, w, h)
     for box in (
         (x1 + gap, y0 - lh // 3, min(hi_x, right), y1 + lh // 3),
-        (x0 - lh, y1 + gap, x1 + lh, min(hi_y, int(y1 + 1.8 * lh))),
+        badge if badge is not None and badge[1] >= y1 and badge[1] - y1 < lh else under,
     ):
         bx0, by0 = max(lo_x, box[0]), max(lo_y, box[1])
         bx1, by1 = min(hi_x, w, box[2]), min(hi_y, h, box[3])
-        if bx1 - bx0 >= lh // 2 and by1 - by0 >= lh // 2 and ocr.number(frame[by0:by1, bx0:bx1]) is not None:
+        if bx1 - bx0 < lh // 2 or by1 - by0 < lh // 2:
+            continue
+        crop = frame[by0:by1, bx0:bx1]
+        # characters about the label's size, not specks of a backdrop read as a digit
+        tall = ink_height(crop)
+        if tall is not None and tall >= 0.5 * lh and ocr.number(crop) is not None:
             return (bx0, by0, bx1, by1)
     return None

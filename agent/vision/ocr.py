@@ -236,6 +236,14 @@ def _text_height(binary: np.ndarray) -> float | None:
     return float(np.median(hs)) if hs else None
 
 
+def ink_height(image: np.ndarray) -> float | None:
+    """The height of the characters a BGR crop shows, as the number reader sees its ink
+    (what touches the crop's border left out), or None when it shows none: a backdrop's
+    specks the digits reader may still take for a digit are a few pixels tall."""
+    heights = [t for v in _number_views(image) if (t := _text_height(_off_border(v))) is not None]
+    return max(heights) if heights else None
+
+
 def _iou(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> float:
     ix = max(0, min(a[2], b[2]) - max(a[0], b[0]))
     iy = max(0, min(a[3], b[3]) - max(a[1], b[1]))

@@ -417,6 +417,42 @@ def test_the_family_headers_are_found_beside_a_busy_board(ocr, world):
 
 
 @needs_tesseract
+# one of each header layout: row, stacked (twice), badges, goal panel, a two-word label
+@pytest.mark.parametrize("world", [2, 4, 5, 11, 12, 14])
+def test_a_score_that_grows_by_digits_is_read_whole(ocr, world):
+    """The header is found while the score is 0; the score then grows to five digits,
+    and a game centres a label and its number in their badge (or shrinks them to fit):
+    "Points 3790" is read 3790, not the 70 the place of the first "0" still holds."""
+    from agent.device.clock import ManualClock
+    from agent.games.match3.saga import SagaPhone
+    from agent.games.match3.saga.family import world_of
+    from agent.vision.header import find_header, header_reading
+
+    size = world_of(world).size
+    ph = SagaPhone(seed=world, size=size, clock=ManualClock(), world=world)
+    ph.launch(ph.package)
+    for _ in range(10):
+        if ph.screen_kind == "board":
+            break
+        b = next(b for b in ph.buttons if not b.forbidden)
+        ph.tap((b.box[0] + b.box[2]) // 2, (b.box[1] + b.box[3]) // 2)
+    ph.clock.advance(5.0)
+    w, h = size
+    p = GameProfile.from_bbox("match3", ph.level.rows, ph.level.cols, ph.board_bbox, w, h,
+                              [Exemplar("A", np.zeros(feature_length(DEFAULT_PATCH)))])  # fmt: skip
+    p = replace(p, hud=find_header(ph.screencap(), ocr, p))
+    read = header_reading(p, ocr)
+    assert read is not None and "score" in p.hud, p.hud
+    got = {}
+    for score in (40, 790, 3790, 12480):
+        ph._score = score
+        ph._version += 1  # (the board at rest is one cached picture)
+        ph.clock.advance(0.01)
+        got[score] = read(ph.screencap()).score
+    assert got == {s: s for s in got}, got
+
+
+@needs_tesseract
 def test_the_header_reads_a_goal_with_the_profile_in_play_not_the_first_one():
     """A family game whose first levels ask for a score and whose level 3 asks to break
     12 crates, shown in the header as a crate's icon and "0/12". The crates' class was
