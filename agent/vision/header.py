@@ -316,17 +316,26 @@ def _number_place(best: tuple[float, Word, Word, bool], regions: list[Region], w
     return (max(lo_x, int(x0 - mx)), max(lo_y, int(y0 - my)), min(hi_x, int(x1 + mx)), min(hi_y, int(y1 + my)))
 
 
-def _line_place(best: tuple[float, Word, Word, bool], regions: list[Region], w: int, h: int) -> tuple[int, int, int, int]:
+def _line_place(number: tuple[int, int, int, int], label: Word, regions: list[Region], w: int,
+                h: int) -> tuple[int, int, int, int]:  # fmt: skip
     """The box a label and the number beside it may take as the number grows: their
     badge, or the two with room for the number to grow both ways (a centred line)."""
-    num, label = best[1], best[2]
-    both = _union(num.box, label.box)
-    lh = max(1, label.box[3] - label.box[1])
-    badge = _badge(regions, *num.centre, w, h)
-    if badge is not None and badge[0] <= both[0] and badge[1] <= both[1] and badge[2] >= both[2] and badge[3] >= both[3]:
+    both = _union(number, label.box)
+    badge = _holding_badge(both, regions, ((number[0] + number[2]) // 2, (number[1] + number[3]) // 2), w, h)
+    if badge is not None:
         return badge
+    lh = max(1, label.box[3] - label.box[1])
     grow = 3 * lh  # a few digits' width each way
     return (max(0, both[0] - grow), max(0, both[1] - lh // 2), min(w, both[2] + grow), min(h, both[3] + lh // 2))
+
+
+def _holding_badge(box: tuple[int, int, int, int], regions: list[Region], at: tuple[int, int], w: int,
+                   h: int) -> tuple[int, int, int, int] | None:  # fmt: skip
+    """The badge at `at` when it holds all of `box`, else None."""
+    badge = _badge(regions, at[0], at[1], w, h)
+    if badge is not None and badge[0] <= box[0] and badge[1] <= box[1] and badge[2] >= box[2] and badge[3] >= box[3]:
+        return badge
+    return None
 
 
 def _union(*boxes: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
@@ -336,8 +345,8 @@ def _union(*boxes: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
 def _grown(box: tuple[int, int, int, int], regions: list[Region], at: tuple[int, int], pad: int, w: int,
            h: int) -> tuple[int, int, int, int]:  # fmt: skip
     """`box` with a margin, or the badge it lies on when that holds it all."""
-    badge = _badge(regions, at[0], at[1], w, h)
-    if badge is not None and badge[0] <= box[0] and badge[1] <= box[1] and badge[2] >= box[2] and badge[3] >= box[3]:
+    badge = _holding_badge(box, regions, at, w, h)
+    if badge is not None:
         return badge
     return (max(0, box[0] - pad), max(0, box[1] - pad), min(w, box[2] + pad), min(h, box[3] + pad))
 
@@ -365,7 +374,7 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
             used.append(best[1])
             out[name] = bbox_to_frac(_number_place(best, regions, w, h), w, h)
             if best[3] and name in GROWING:
-                out[f"{name}{LINE}"] = bbox_to_frac(_line_place(best, regions, w, h), w, h)
+                out[f"{name}{LINE}"] = bbox_to_frac(_line_place(best[1].box, best[2], regions, w, h), w, h)
         else:
             # the number was not read as a word (a 0 read as "O"): the place beside or
             # below the label that reads as a number
@@ -375,8 +384,7 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
                     out[name] = bbox_to_frac(near, w, h)
                     beside = abs((near[1] + near[3]) / 2 - label.centre[1]) < label.box[3] - label.box[1]
                     if beside and name in GROWING:
-                        line = _line_place((0.0, Word("", near, 0.0), label, True), regions, w, h)
-                        out[f"{name}{LINE}"] = bbox_to_frac(line, w, h)
+                        out[f"{name}{LINE}"] = bbox_to_frac(_line_place(near, label, regions, w, h), w, h)
                     break
     free = [wd for wd in numbers if all(wd is not u for u in used)]
     target = _nearest_number([wd for wd in words if _label(wd.text) in TARGET_LABELS], free)
