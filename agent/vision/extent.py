@@ -130,6 +130,13 @@ _RHYTHM_FILL = 0.08
 # of the obstacle lines of the four uneven look-alike families 3.2 or more; that backdrop
 # under a board of empty slots (test_calibrate) 0.09.
 _RHYTHM_FILL_LAB = 1.0
+# ... and the rhythm fills the line's cells, not just their side along the box: a lattice
+# a shade off the board's pitch puts a sliver of the board's outer slots into the line of
+# backdrop beside it, which then keeps the rhythm by that sliver alone. Measured (median
+# half-cell change along the line of the cells' far halves, as a share of the board's
+# typical sharpness): such a line of backdrop 0.05; the obstacle lines that decide the
+# look-alike tests (edge_columns, crates, cut_corners, frosted panels) 0.18 or more.
+_RHYTHM_FAR = 0.1
 # A reference cell of the board's kinds repeats locked to the lattice: it and its nearest
 # twin a whole number of cells away are nearer each other than to themselves moved half a
 # cell, whichever of the four ways (see _SHARP; a hole of the backdrop in a cut corner
@@ -380,7 +387,7 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
         obstacles = _obstacle_cells(board, whole.desc, sharp, _CLOSE * whole.strict_limit)
         scale = max(float(np.median(np.minimum(sx, sy).reshape(board.shape)[board])), 1e-6)
         rhythm = _Rhythm(whole.desc.reshape(lat.rows, lat.cols, -1), sx.reshape(board.shape), sy.reshape(board.shape),
-                         scale)  # fmt: skip
+                         scale, blur, lat)  # fmt: skip
     else:
         obstacles, firm, rhythm, pieces = np.zeros_like(board), board, None, np.zeros_like(board)
         sharp, smooth = np.zeros(board.shape), np.zeros_like(board)
@@ -606,11 +613,32 @@ class _Rhythm:
     rhythm along them (see _RHYTHM); `cells` marks the cells of the lines joined.
     `desc` are the whole cells' descriptors (rows, cols, n), `sx` and `sy` their
     half-cell changes (see _shift_change), all in Lab units, `scale` the board's typical
-    sharpness in them."""
+    sharpness in them; `blur` and `lat` the crop and lattice they were measured on."""
 
-    def __init__(self, desc: np.ndarray, sx: np.ndarray, sy: np.ndarray, scale: float) -> None:
+    def __init__(self, desc: np.ndarray, sx: np.ndarray, sy: np.ndarray, scale: float, blur: np.ndarray,
+                 lat: Lattice) -> None:  # fmt: skip
         self.desc, self.sx, self.sy, self.scale = desc, sx / scale, sy / scale, scale
+        self.blur, self.lat = blur, lat
         self.cells = np.zeros(sx.shape, bool)
+
+    def far_seams(self, rows: slice | int, cols: slice | int, side: int) -> float:
+        """The median half-cell change along the line of the half of its cells away from
+        the box (side: 0 above it, 1 below, 2 left, 3 right), as a share of the board's
+        sharpness (see _RHYTHM_FAR)."""
+        lat, s = self.lat, DESC_SAMPLE
+        if isinstance(rows, int):
+            c = cols if isinstance(cols, slice) else slice(cols, cols + 1)
+            line = lat.sub(c.start or 0, rows, (c.stop or lat.cols) - (c.start or 0), 1)
+            moved = Lattice(line.x0 + 0.5 * line.px, line.y0, line.px, line.py, line.cols, 1)
+        else:
+            r, col = rows, cols if isinstance(cols, int) else (cols.start or 0)
+            line = lat.sub(col, r.start or 0, 1, (r.stop or lat.rows) - (r.start or 0))
+            moved = Lattice(line.x0, line.y0 + 0.5 * line.py, line.px, line.py, 1, line.rows)
+        own, shifted = sample_cells(self.blur, line), sample_cells(self.blur, moved)
+        half = {0: np.s_[:, :, : s // 2], 1: np.s_[:, :, s // 2 :], 2: np.s_[:, :, :, : s // 2], 3: np.s_[:, :, :, s // 2 :]}[side]
+        d = own[half] - shifted[half]
+        change = np.sqrt((d.reshape(d.shape[0] * d.shape[1], -1) ** 2).mean(axis=1))
+        return float(np.median(change)) / self.scale
 
     def measure(self, rows: slice | int, cols: slice | int) -> _Line | None:
         """A line's measures (see _Line); None when too short."""
@@ -636,12 +664,13 @@ class _Rhythm:
         m = self.measure(rows, cols)
         return m is not None and m.sharp < _LINE_SHARP and m.ratio < _RHYTHM
 
-    def joins(self, rows: slice | int, cols: slice | int) -> bool:
+    def joins(self, rows: slice | int, cols: slice | int, side: int) -> bool:
         m = self.measure(rows, cols)
         if m is None:
             return False
         ok = (m.seams >= _RHYTHM_SHARP and m.seams * self.scale >= _RHYTHM_LAB and m.ratio >= _RHYTHM
-              and m.least >= _RHYTHM_FILL and m.least * self.scale >= _RHYTHM_FILL_LAB)  # fmt: skip
+              and m.least >= _RHYTHM_FILL and m.least * self.scale >= _RHYTHM_FILL_LAB
+              and self.far_seams(rows, cols, side) >= _RHYTHM_FAR)  # fmt: skip
         if ok:
             self.cells[rows, cols] = True
         return ok
@@ -671,7 +700,7 @@ def _grow_lines(box: tuple[int, int, int, int], cells: np.ndarray, rhythm: _Rhyt
     def joins(side: int, r: slice | int, c: slice | int) -> bool:
         if not edge[side] and cells[r, c].mean() >= _LINE_SHARE and (rhythm is None or not rhythm.blunt(r, c)):
             return True
-        if rhythm is not None and rhythm.joins(r, c):
+        if rhythm is not None and rhythm.joins(r, c, side):
             edge[side] = True
             return True
         return False

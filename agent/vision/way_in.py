@@ -29,6 +29,7 @@ MAX_STEPS = 8  # screens left on the way to a board
 STEP_WAIT_S = 1.5  # after a tap: the next screen's animation
 TAP_LIMIT = 2  # taps on one button on the way in before it is passed over
 AIM_LOOKS = 3  # looks at a button that is still moving before it is tapped all the same (it may pulse)
+MOVING_LOOKS = 6  # looks at a board still moving that are not counted as screens left
 _AIM_CHANGE = 0.04  # share of pixels around a button that may change between two looks: it has stopped
 _SAME_PLACE_PX = 24  # a button read again a few pixels off is the same button
 
@@ -81,6 +82,7 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
     aimed: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> looks while it moved
     last = AgentError(f"{name}: no board found", hint="open the game on a level's board, then calibrate again")
     steps = 0
+    moving = 0  # looks at a board found while it still moved
     while steps <= MAX_STEPS:
         steps += 1
         a, b = _two(device.screencap, clock)
@@ -91,6 +93,11 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             last = exc
         if bbox is not None and not board_still(a, b, bbox):
             last = AgentError(f"{name}: the board is still moving", hint="let the game settle, then try again")
+            # A screen sliding in (or a board behind a card still dimming) is looked at
+            # again: that look leaves no screen, so it spends no step, up to a bound.
+            moving += 1
+            if moving <= MOVING_LOOKS:
+                steps -= 1
             clock.sleep(STILL_GAP_S)
             continue
         foreground = device.foreground() if isinstance(device, AppControl) else None

@@ -11,6 +11,7 @@ and columns and its box an IoU of at least 0.9 with the truth.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -239,3 +240,16 @@ def test_a_row_of_round_buttons_under_the_board_is_not_board(seed):
     for i in range(3):
         cv2.circle(plain, (x0 + c + i * 2 * c, y1 + c), c // 2, (200, 200, 200), -1)
     assert_found(plain, box, 8, 8)
+
+
+def test_a_line_of_backdrop_with_a_sliver_of_the_boards_edge_is_not_board():
+    """A 7x8 board with a block of crates, over a dark backdrop near the crates' brown
+    with a sparkle drifting by (a saga family phone's frame, kept as it was). One period
+    candidate is a shade short of the board's pitch: the line under the board then holds
+    a sliver of the last row's slots along its top, one a cell, which keeps the lattice's
+    rhythm along the line though the rest of each cell is plain backdrop. (Taken as a row
+    of obstacles it made the board 8 rows, and the play read the backdrop as crates.)"""
+    frame = read_image(Path(__file__).parents[1] / "data" / "frames" / "board_over_a_backdrop_of_its_crates_colour.webp")
+    rows, cols, (x0, y0, x1, y1) = found(frame)
+    assert (rows, cols) == (7, 8), f"{rows}x{cols} at {(x0, y0, x1, y1)}"
+    assert abs((y1 - y0) / rows - (x1 - x0) / cols) < 0.03 * (x1 - x0) / cols
