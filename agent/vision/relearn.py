@@ -64,7 +64,9 @@ from agent.vision.samples import CellSamples, sample_board
 MIN_KNOWN = 0.4
 # A board found within this share of a cell of the profile's box on every edge, with
 # the same rows and columns, is where the profile says: the profile's box is kept, so
-# the board finder's sub-pixel wobble does not change the profile.
+# the board finder's sub-pixel wobble does not change the profile, unless the box found
+# reads more of its tiles with the profile's own exemplars (a profile's box calibrated
+# a few per cent short of the pitch left its last row a tenth of a cell off, unread).
 SAME_PLACE = 0.25
 # A board whose cells the old exemplars read this well is taken where the finder put
 # it; otherwise the box is moved by up to REGISTER_STEPS (shares of a cell, coarse then
@@ -136,7 +138,7 @@ def find_again(frame: np.ndarray, profile: GameProfile, hints: RoleHints | None 
     if tiles and known < MIN_KNOWN * tiles:
         return Miss(f"only {known} of the {tiles} tiles of the {board.rows}x{board.cols} board at {list(board.bbox)} "
                     "look like the profile's: not this game's board")  # fmt: skip
-    same = _same_place(profile, board.bbox, board.rows, board.cols)
+    same = _same_place(profile, board.bbox, board.rows, board.cols) and not _reads_better(frame, board.bbox, reading, profile)
     bbox: BBox = profile.board_bbox if same else board.bbox
     at = replace(profile, rows=board.rows, cols=board.cols, board_bbox=bbox, board_frac=bbox_to_frac(bbox, w, h))
     fresh = _new_classes(found, labels, pending, profile)
@@ -321,6 +323,16 @@ def _extended(frame: np.ndarray, found: FoundBoard, features: np.ndarray, readin
         return found, features, reading
     features, reading = _read_at(frame, bbox, rows, cols, profile)
     return again, features, reading
+
+
+def _reads_better(frame: np.ndarray, bbox: BBox, reading: Reading, profile: GameProfile) -> bool:
+    """Whether the profile's exemplars read clearly more cells known in `bbox` (as
+    `reading` says) than in the profile's own box of the same rows and columns: a cell or
+    two is a tile mid-fall, not a better box."""
+    if tuple(bbox) == tuple(profile.board_bbox):
+        return False
+    _, there = _read_at(frame, profile.board_bbox, profile.rows, profile.cols, profile)
+    return _known(reading) >= _known(there) + max(2, profile.rows * profile.cols // 20)
 
 
 def _same_place(profile: GameProfile, bbox: BBox, rows: int, cols: int) -> bool:

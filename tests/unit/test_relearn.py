@@ -27,6 +27,7 @@ from agent.games.match3.lookalike.scene import (
 from agent.vision.calibrate import Calibration, calibrate_frame
 from agent.vision.classify import UNKNOWN_LABEL, Reading
 from agent.vision.grow import ClassGrower, relabel
+from agent.vision.grid import bbox_to_frac
 from agent.vision.profile import DeviceProfile, dumps_profile, load_profile, save_profile
 from agent.vision.relearn import Miss, find_again, refind_board
 from agent.vision.scoring import iou
@@ -162,6 +163,28 @@ def test_the_same_board_is_unchanged(level1):
     assert out is not None
     assert not out.changed and out.new_classes == ()
     assert out.profile is cal.profile
+
+
+@pytest.mark.parametrize("seed", [0, 1, 6])
+def test_a_profile_box_a_few_per_cent_short_is_moved_to_the_box_that_reads(level1, seed):
+    """A profile calibrated with a lattice 3% short of the pitch (its outer rows a tenth
+    of a cell off, read unknown): the board found again within a quarter of a cell is no
+    wobble to keep the profile's box against, since the box found reads clearly more of
+    its tiles with the profile's own exemplars."""
+    case, cal = level1[seed]
+    p = cal.profile
+    x0, y0, x1, y1 = p.board_bbox
+    cy, half = (y0 + y1) / 2, (y1 - y0) * 0.97 / 2
+    short = (x0, int(round(cy - half)), x1, int(round(cy + half)))
+    h, w = case.frame.shape[:2]
+    off = replace(p, board_bbox=short, board_frac=bbox_to_frac(short, w, h))
+    unread = sum(v == UNKNOWN_LABEL for row in off.read(case.frame).labels for v in row)
+    assert unread >= 2, "the short box should leave cells unread on this board"
+    out = refind_board(case.frame, off, HINTS)
+    assert out is not None and out.changed
+    assert iou(out.profile.board_bbox, p.board_bbox) >= 0.97
+    again = out.profile.read(case.frame).labels
+    assert sum(v == UNKNOWN_LABEL for row in again for v in row) < unread
 
 
 def test_other_settings_carry_over(level1):
