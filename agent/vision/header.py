@@ -451,7 +451,7 @@ def _goal_place(frame: np.ndarray, words: list[Word], used: list[Word], regions:
         return band[0] <= y < band[1] if band != (0, h) else y < edge or y >= h - edge
 
     counts = [wd for wd in words if re.fullmatch(r"\d+(/\d+)?", re.sub(r"[^0-9/]", "", wd.text) or "x")
-              and re.sub(r"[0-9/., ]", "", wd.text) == "" and all(wd is not u for u in used) and in_band(wd)]  # fmt: skip
+              and re.sub(r"[0-9/., ]", "", wd.text) == "" and not _claimed(wd, used) and in_band(wd)]  # fmt: skip
     def aligned(wd: Word) -> bool:
         # on a row of the header's labelled numbers: its badges stand in rows
         return any(abs(wd.centre[1] - u.centre[1]) < 0.75 * max(1, u.box[3] - u.box[1]) for u in used)
@@ -485,6 +485,14 @@ def _goal_place(frame: np.ndarray, words: list[Word], used: list[Word], regions:
     grow = (wd.box[0] - th, wd.box[1], wd.box[2] + th, wd.box[3])
     place = _grown(_union(grow, icon), regions, wd.centre, th // 2, w, h)
     return _union(place, icon), icon
+
+
+def _claimed(wd: Word, used: list[Word]) -> bool:
+    """Whether `wd` is a number a label claimed, or that number read again: OCR may give
+    one number twice, from two readings of its line (a low-confidence "Moves 14" cut in
+    two over a sure "MOVES" and "14"), and the copy beside the goal's icon was taken for
+    the goal's count (world 2's goal place then held the moves and cut off "0/14")."""
+    return any(wd is u or _overlap(wd.box, u.box) > 0.5 * max(1, min(_area(wd.box), _area(u.box))) for u in used)
 
 
 def _read_near(

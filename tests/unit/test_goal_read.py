@@ -510,3 +510,49 @@ def test_a_level_word_whose_l_ocr_read_as_an_i_or_a_1_still_names_the_level(said
     x0, y0, x1, y1 = (v * s for v, s in zip(hud["level"], (720, 1280, 720, 1280)))
     assert x0 <= 381 <= x1 and y0 <= 65 <= y1  # the number's place, not the word's
     assert "level" not in find_header(frame, _Said(frame.shape, [Word("iv.", (329, 55, 365, 75), 0.72)]))
+
+
+class _TwiceReadNumbers:
+    """An OCR that gives each number twice, the copy a taller low-confidence box (as
+    Tesseract does when it reads a header's line twice, "Moves 14" glued at 0.37 over a
+    sure "MOVES" and "14"), and cannot read a count with a stroke ("0/14" on a crate)."""
+
+    def __init__(self, ocr) -> None:
+        self.ocr = ocr
+
+    def __getattr__(self, name):
+        return getattr(self.ocr, name)
+
+    def words(self, image):
+        out = [wd for wd in self.ocr.words(image) if "/" not in wd.text]
+        copies = [Word(wd.text, (wd.box[0] - 6, 2 * wd.box[1] - wd.box[3], wd.box[2], wd.box[3]), 0.37)
+                  for wd in out if wd.text.strip().isdigit()]  # fmt: skip
+        return out + copies
+
+
+@needs_tesseract
+def test_a_number_read_twice_is_no_goal_count_beside_an_icon(ocr):
+    """World 2's header: "MOVES 14", then a crate's icon and "0/14". The moves' number
+    read a second time is still the moves' number: taken for the goal's count (the icon
+    beside it), the goal's place held the moves and cut the count off, and a run read the
+    goal as "4" crates left all level and lost it three times."""
+    from test_saga_family import level_board
+
+    from agent.vision.calibrate import calibrate_frame
+    from agent.vision.header import find_header
+
+    w, h = 1080, 2340
+    frame = level_board(2, 1, (w, h)).screencap()
+    profile = calibrate_frame(frame).profile
+    hud = find_header(frame, ocr, profile)
+    assert {"moves", "goal", "goal_icon"} <= set(hud), hud
+    twice = find_header(frame, _TwiceReadNumbers(ocr), profile)
+    moves = _px(hud["moves"], w, h)
+    assert "moves" in twice
+    if "goal" in twice:  # the count is illegible to this OCR: no place, or one clear of the moves
+        gx0, _, gx1, _ = _px(twice["goal"], w, h)
+        assert gx0 >= moves[2] - (moves[2] - moves[0]) // 4, (twice["goal"], hud["moves"])
+
+
+def _px(frac, w: int, h: int) -> tuple[int, int, int, int]:
+    return int(frac[0] * w), int(frac[1] * h), int(frac[2] * w), int(frac[3] * h)
