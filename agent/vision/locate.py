@@ -57,6 +57,11 @@ _NEAR_GAIN = 1.5  # ... and how much stronger that peak must be
 # No clear peak: comb contrast under this. Measured: the periods chosen on the real shots
 # with obstacles drawn on them 0.067 or more; a proposal 9% off a board of 2x2 crates -0.01-0.02.
 _WEAK = 0.04
+# A harmonic whose peak stands over its troughs less than this share of the first peak's
+# is a slope, not a peak, when the period is measured again on a board's box (see
+# _settled). Measured: world 2's 7-row board with a block of crates, its second harmonic
+# 0.32 of the first (its window's top a slope 8% short), the fourth and fifth 0.64-0.76.
+_HARMONIC_PROMINENCE = 0.5
 # A board's cells are about square (the real shots: at most 1.08 to 1): a lattice whose
 # cells are twice as long as wide has split the board's tiles in two along one axis (a
 # period halved where tiles are mirror-symmetric), and its half-tiles repeat as well as
@@ -140,7 +145,7 @@ def check_frame(frame: np.ndarray) -> np.ndarray:
 # -- period ------------------------------------------------------------------------------
 
 
-def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
+def refine_period(v: np.ndarray, p: float, lo: float, prominent: bool = False) -> float | None:
     """The fundamental period near p in a 1-D autocorrelation v, to sub-pixel precision.
 
     Tries p, its multiples 2p, 3p and its fractions p/2, p/3, ..., each by the contrast of its
@@ -150,7 +155,9 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
     period itself. The smallest option with a clear peak wins (see _FUNDAMENTAL and
     _FRACTION). Then a weighted
     least-squares fit through the origin of the harmonic peak positions k*p, each found
-    by a parabola through the top of v.
+    by a parabola through the top of v. `prominent`: a harmonic counts only when its peak
+    stands over the troughs half a period either side by a share of the first peak's
+    (_HARMONIC_PROMINENCE), not where the window's highest point is a slope.
     """
     n = len(v)
     hi = n / 2.5
@@ -187,6 +194,11 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
     # window's maximum lies on its edge (no peak in it), the proposal's window is looked at.
     ks, pos, wts = [], [], []
     fit = p
+    first: float | None = None  # the first peak's prominence
+
+    def prominence(i: int) -> float:
+        troughs = np.interp([i - fit / 2, i + fit / 2], np.arange(n), v)
+        return float(v[i] - troughs.mean())
 
     def peak_in(centre: float) -> int | None:
         a = max(1, int(np.floor(centre - 0.2 * p)))
@@ -202,6 +214,12 @@ def refine_period(v: np.ndarray, p: float, lo: float) -> float | None:
             i = peak_in(k * p)
         if i is None:
             continue
+        if prominent:
+            stands = prominence(i)
+            if first is None:
+                first = stands
+            elif stands < _HARMONIC_PROMINENCE * first:
+                continue
         den = v[i - 1] - 2 * v[i] + v[i + 1]
         off = 0.5 * (v[i - 1] - v[i + 1]) / den if den < 0 else 0.0
         ks.append(k)
@@ -414,7 +432,7 @@ def _settled(crop: _Crop, lat: Lattice, feature: Feature = detail) -> Lattice:
     x0, y0 = max(0, int(np.floor(lat.x0))), max(0, int(np.floor(lat.y0)))
     x1, y1 = min(w, int(np.ceil(lat.x1))), min(h, int(np.ceil(lat.y1)))
     vx, vy = axis_acf(feature(crop.lab[y0:y1, x0:x1])[None])
-    found = [refine_period(v, p, _SETTLE_LO * p) for v, p in ((vx[0], lat.px), (vy[0], lat.py))]
+    found = [refine_period(v, p, _SETTLE_LO * p, prominent=True) for v, p in ((vx[0], lat.px), (vy[0], lat.py))]
     px, py = (q if q is not None and abs(q / p - 1.0) < _SETTLE else p for q, p in zip(found, (lat.px, lat.py)))
     cx, cy = lat.x0 + lat.cols * lat.px / 2, lat.y0 + lat.rows * lat.py / 2
     return Lattice(cx - lat.cols * px / 2, cy - lat.rows * py / 2, px, py, lat.cols, lat.rows)
