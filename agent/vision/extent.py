@@ -415,7 +415,7 @@ def board_extent(blur: np.ndarray, core: tuple[float, float, float, float], x0: 
     # Measured: 16 -> 17 of 20 scenes right in test_interior_holes_over_an_out_of_focus_scene.
     board = board & ~(smooth & (sharp < _SHARP))
     occupied = board[r0:r1, c0:c1]
-    if occupied.mean() < _MIN_DENSITY:
+    if (occupied | pieces[r0:r1, c0:c1]).mean() < _MIN_DENSITY:
         return None
     # Smooth cells that are sharp only by an edge across them stay board above; at the
     # outline they may be the picture behind with the panel's border across it (a cut

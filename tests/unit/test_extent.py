@@ -256,3 +256,19 @@ def test_a_line_of_backdrop_with_a_sliver_of_the_boards_edge_is_not_board():
     rows, cols, (x0, y0, x1, y1) = found(frame)
     assert (rows, cols) == (7, 8), f"{rows}x{cols} at {(x0, y0, x1, y1)}"
     assert abs((y1 - y0) / rows - (x1 - x0) / cols) < 0.02 * (x1 - x0) / cols, (x0, y0, x1, y1)
+
+
+def test_a_diamond_board_whose_crates_and_gems_below_are_no_twins_is_still_a_board():
+    """An 8x8 diamond board (its four corners cut) with a block of crates over its lower
+    rows and a few gems among them, over a nebula that drifts (a saga family phone's
+    frame at a level's start, kept as it was). Over the nebula the crates are no twins of
+    the board's cells and the few gems below are one-offs, so fewer than half the box's
+    cells were board cells, and no board was found: the run stopped on an "unknown
+    screen" with a level ready to play. One-off pieces (sharp objects in their cells)
+    count toward the box's density as they count toward its outer lines."""
+    frame = read_image(Path(__file__).parents[1] / "data" / "frames" / "diamond_board_with_a_block_of_crates_over_a_nebula.webp")
+    rows, cols, (x0, y0, x1, y1) = found(frame)
+    assert (rows, cols) == (8, 8), f"{rows}x{cols} at {(x0, y0, x1, y1)}"
+    pitch = (x1 - x0) / cols
+    # the board's outline, as the game drew it (measured on the frame by eye, to a few px)
+    assert all(abs(a - b) <= 0.15 * pitch for a, b in zip((x0, y0, x1, y1), (35, 410, 1057, 1422))), (x0, y0, x1, y1)
