@@ -68,6 +68,9 @@ MIN_KNOWN = 0.4
 # reads more of its tiles with the profile's own exemplars (a profile's box calibrated
 # a few per cent short of the pitch left its last row a tenth of a cell off, unread).
 SAME_PLACE = 0.25
+# A smaller board found inside the profile's box is a part of its board while this share
+# of the profile's cells around it read as tiles (see _part_of_profiles).
+PART_AROUND = 0.5
 # A board whose cells the old exemplars read this well is taken where the finder put
 # it; otherwise the box is moved by up to REGISTER_STEPS (shares of a cell, coarse then
 # fine, each way) to where they read best.
@@ -133,6 +136,9 @@ def find_again(frame: np.ndarray, profile: GameProfile, hints: RoleHints | None 
     if keep is not None:
         found, features, reading, labels, lent, pending = _trimmed(found, features, reading, labels, lent, pending, keep)
         board = found.board
+    part = _part_of_profiles(frame, board.bbox, board.rows, board.cols, profile)
+    if part is not None:
+        return Miss(part)
     tiles = sum(v not in (EMPTY_LABEL, UNKNOWN_LABEL) for row in labels for v in row) + len(pending)
     known = tiles - len(pending)
     if tiles and known < MIN_KNOWN * tiles:
@@ -323,6 +329,28 @@ def _extended(frame: np.ndarray, found: FoundBoard, features: np.ndarray, readin
         return found, features, reading
     features, reading = _read_at(frame, bbox, rows, cols, profile)
     return again, features, reading
+
+
+def _part_of_profiles(frame: np.ndarray, bbox: BBox, rows: int, cols: int, profile: GameProfile) -> str | None:
+    """Why a smaller board found inside the profile's box is a part of the profile's
+    board, not the next level's, or None: the profile's cells around it still read as its
+    tiles (a diamond board's middle found alone mid-cascade was taken for a new 5x3 level,
+    and the whole board was no board from then on). A smaller next level there shows what
+    lies behind the board around it, which reads as no tile."""
+    x0, y0, x1, y1 = profile.board_bbox
+    px, py = (x1 - x0) / max(1, profile.cols), (y1 - y0) / max(1, profile.rows)
+    bx0, by0, bx1, by1 = bbox
+    inside = bx0 >= x0 - px / 2 and by0 >= y0 - py / 2 and bx1 <= x1 + px / 2 and by1 <= y1 + py / 2
+    if not inside or rows * cols >= profile.rows * profile.cols:
+        return None
+    labels = profile.read(frame).labels
+    around = [labels[r][c] for r in range(profile.rows) for c in range(profile.cols)
+              if not (bx0 <= x0 + (c + 0.5) * px <= bx1 and by0 <= y0 + (r + 0.5) * py <= by1)]  # fmt: skip
+    tiles = sum(v not in (EMPTY_LABEL, UNKNOWN_LABEL) for v in around)
+    if not around or tiles < PART_AROUND * len(around):
+        return None
+    return (f"the {rows}x{cols} board found at {list(bbox)} is a part of the profile's {profile.rows}x{profile.cols} "
+            f"board: {tiles} of its {len(around)} cells around it read as its tiles")
 
 
 def _reads_better(frame: np.ndarray, bbox: BBox, reading: Reading, profile: GameProfile) -> bool:

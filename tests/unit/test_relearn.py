@@ -187,6 +187,34 @@ def test_a_profile_box_a_few_per_cent_short_is_moved_to_the_box_that_reads(level
     assert sum(v == UNKNOWN_LABEL for row in again for v in row) < unread
 
 
+def test_a_part_of_the_board_found_alone_is_no_new_level(level1, monkeypatch):
+    """The finder sees only a block in the board's middle (mid-cascade, the rest moving):
+    while the profile's cells around it still read as its tiles, that block is a part of
+    the board, not the next level's (a 5x3 block of a diamond board was adopted as a new
+    level, and the whole board was no board from then on). The same block with what lies
+    behind the board around it is a smaller next level, and is taken."""
+    import agent.vision.relearn as relearn
+
+    case, cal = level1[0]
+    p = cal.profile
+    x0, y0, x1, y1 = p.board_bbox
+    px, py = (x1 - x0) / p.cols, (y1 - y0) / p.rows
+    sx0, sy0, sx1, sy1 = (int(round(v)) for v in (x0 + 2 * px, y0 + 1 * py, x0 + 5 * px, y0 + 6 * py))
+    alone = np.empty_like(case.frame)
+    alone[:] = case.frame[2, 2]  # the screen's backdrop colour, flat
+    alone[sy0:sy1, sx0:sx1] = case.frame[sy0:sy1, sx0:sx1]
+    seen = relearn.find_board_cells(alone)
+    assert (seen.board.rows, seen.board.cols) == (5, 3)
+    monkeypatch.setattr(relearn, "find_board_cells", lambda frame: seen)
+    # (and the lines around it are not grown back: mid-cascade they did not read)
+    monkeypatch.setattr(relearn, "_extended", lambda frame, found, features, reading, profile: (found, features, reading))
+    part = find_again(case.frame, p, HINTS)
+    assert isinstance(part, Miss) and "part of the profile's" in part.reason, part
+    smaller = find_again(alone, p, HINTS)
+    assert not isinstance(smaller, Miss), smaller.reason
+    assert smaller.changed and (smaller.profile.rows, smaller.profile.cols) == (5, 3)
+
+
 def test_other_settings_carry_over(level1):
     case, cal = level1[1]
     old = replace(cal.profile, swipe_ms=321, min_confidence=0.55, hud={"moves": (0.1, 0.02, 0.3, 0.06)},
