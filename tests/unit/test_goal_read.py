@@ -539,6 +539,7 @@ def test_a_number_read_twice_is_no_goal_count_beside_an_icon(ocr):
     from test_saga_family import level_board
 
     from agent.vision.calibrate import calibrate_frame
+    from agent.vision.grid import frac_to_bbox
     from agent.vision.header import find_header
 
     w, h = 1080, 2340
@@ -547,12 +548,8 @@ def test_a_number_read_twice_is_no_goal_count_beside_an_icon(ocr):
     hud = find_header(frame, ocr, profile)
     assert {"moves", "goal", "goal_icon"} <= set(hud), hud
     twice = find_header(frame, _TwiceReadNumbers(ocr), profile)
-    moves = _px(hud["moves"], w, h)
+    moves = frac_to_bbox(hud["moves"], w, h)
     assert "moves" in twice
     if "goal" in twice:  # the count is illegible to this OCR: no place, or one clear of the moves' number
-        gx0, _, gx1, _ = _px(twice["goal"], w, h)
+        gx0, _, gx1, _ = frac_to_bbox(twice["goal"], w, h)
         assert gx0 > (moves[0] + moves[2]) // 2, (twice["goal"], hud["moves"])
-
-
-def _px(frac, w: int, h: int) -> tuple[int, int, int, int]:
-    return int(frac[0] * w), int(frac[1] * h), int(frac[2] * w), int(frac[3] * h)
