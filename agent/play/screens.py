@@ -39,6 +39,11 @@ AD_WAIT_S = 35.0
 # box: its words and buttons, not a sparkle's few pixels).
 LOCAL_CHANGE = 0.04
 AIM_LOOKS = 3  # looks at a moving dialog whose button stays in one place before it is tapped all the same
+# A board of another shape is a new level once found in one place for this long (and
+# over this many captures, on a slow phone): measured, a board cleared at once showed
+# its crates over empty slots for half a second, found as a board of their own.
+NEW_BOARD_HOLD_S = 1.5
+NEW_BOARD_HOLD_LOOKS = 2
 
 
 class Loop(Protocol):
@@ -114,11 +119,14 @@ class ScreenHandler:
         self._aimed: dict[tuple[str, tuple[int, int]], int] = {}  # (screen, point) -> looks while its dialog moved
         self._waiting: dict[str, float] = {}  # a screen kind waited on (an ad's countdown) -> since when
         self._last_logged = ""  # the signature of the last screen journaled
+        self._new_board: tuple[int, int, tuple[int, int, int, int]] | None = None  # seen, not yet taken
+        self._new_board_since = 0.0
 
     def on_board(self) -> None:
         """A playable board is up: whatever was awaited on other screens is over."""
         self._waiting.clear()
         self._unrecognised_since = None
+        self._new_board = None  # (the board of the profile is back: what was seen once was passing)
 
     @property
     def waiting_s(self) -> float:
@@ -269,6 +277,20 @@ class ScreenHandler:
             return False
         if not read.playable:
             return False
+        # A new board is taken once it has stayed a while: a board caught mid-animation
+        # (every tile of it cleared at once, its crates left over empty slots, for half a
+        # second) is found as the few cells still standing, and taking it ended the level
+        # in the middle (its moves split between two levels, the rest played a board off).
+        # A real new level stays; the wait costs a few captures at each level's start.
+        p = found.profile
+        seen = (p.rows, p.cols, p.board_bbox)
+        now = loop.clock.now()
+        if not self._same_new_board(seen):
+            self._new_board, self._new_board_since = seen, now
+        if now - self._new_board_since < max(NEW_BOARD_HOLD_S, NEW_BOARD_HOLD_LOOKS * loop.capture.cost_s):
+            loop.unverified("the board changed shape before the move's result showed (looking again)")
+            return True
+        self._new_board = None
         loop.unverified("the board changed shape before the move's result showed (a new level)")
         if loop.options.level_life:
             if loop.level_ended(loop.levels.new_board(loop.clock.now())) is not None:  # another board: another level
@@ -278,6 +300,16 @@ class ScreenHandler:
         if isinstance(loop.player, Learns):
             loop.player.reset_board()
         return True
+
+    def _same_new_board(self, seen: tuple[int, int, tuple[int, int, int, int]]) -> bool:
+        """Whether `seen` (rows, cols, box) is the new board the last look found: its
+        rows and columns, its box within a quarter of a cell."""
+        if self._new_board is None:
+            return False
+        rows, cols, (x0, y0, x1, y1) = seen
+        r, c, box = self._new_board
+        tx, ty = 0.25 * (x1 - x0) / max(1, cols), 0.25 * (y1 - y0) / max(1, rows)
+        return (r, c) == (rows, cols) and all(abs(a - b) <= t for a, b, t in zip(box, (x0, y0, x1, y1), (tx, ty, tx, ty)))
 
     # -- a screen that is no playable board ------------------------------------------------------
     def handle(self, frame: np.ndarray, read: BoardRead[Any] | None, board_readable: bool = False,

@@ -272,3 +272,19 @@ def test_a_diamond_board_whose_crates_and_gems_below_are_no_twins_is_still_a_boa
     pitch = (x1 - x0) / cols
     # the board's outline, as the game drew it (measured on the frame by eye, to a few px)
     assert all(abs(a - b) <= 0.15 * pitch for a, b in zip((x0, y0, x1, y1), (35, 410, 1057, 1422))), (x0, y0, x1, y1)
+
+
+def test_a_box_holding_another_of_the_same_board_and_a_line_more_is_kept():
+    """A 7x7 diamond board whose outer column holds one gem and two crates among cut
+    corners (a saga family phone's frame at level 2's start, kept as it was). Two
+    candidates place it on one lattice: one box with that column, one a column short
+    whose extent happened to read two more of the cells inside as the board's. The box
+    holding the other and a line more is the board: which counted more cells inside is
+    noise of the two phases (before: the board was read a column short, and 3 swipes of
+    level 2 went to cells a column off)."""
+    frame = read_image(Path(__file__).parents[1] / "data" / "frames" / "diamond_board_with_an_outer_column_of_a_gem_and_two_crates.webp")
+    rows, cols, (x0, y0, x1, y1) = found(frame)
+    assert (rows, cols) == (7, 7), f"{rows}x{cols} at {(x0, y0, x1, y1)}"
+    pitch = (x1 - x0) / cols
+    # the board's outline, as the game drew it (measured on the frame by eye, to a few px)
+    assert all(abs(a - b) <= 0.15 * pitch for a, b in zip((x0, y0, x1, y1), (26, 234, 664, 874))), (x0, y0, x1, y1)

@@ -17,7 +17,7 @@ from agent.device.clock import ManualClock
 from agent.play.guards import Guards
 from agent.play.levels import LevelTracker
 from agent.play.pacing import CaptureMeter, Timeouts
-from agent.play.screens import NOWHERE_LIMIT, ScreenHandler
+from agent.play.screens import NEW_BOARD_HOLD_S, NOWHERE_LIMIT, ScreenHandler
 from agent.play.stats import PlaySummary
 from agent.vision.profile import GameProfile
 from agent.vision.screens import Action, ScreenVerdict
@@ -204,11 +204,10 @@ def test_the_same_screen_for_the_stuck_timeout_stops_though_its_background_moves
     assert Counter(e for e, _ in loop.lines)["screen"] >= 1
 
 
-def _new_board_is_taken(frame: np.ndarray, profile: GameProfile, ph: Any) -> None:
-    """The screen handler, on `frame` with the old board's `profile`, takes the new level's
-    board (one adoption, the level's grid, at its box) and neither taps nor goes back."""
+def _adopting(profile: GameProfile) -> tuple[ScreenHandler, list[GameProfile], ManualClock, Any]:
+    """A screen handler over a loop playing `profile`, the profiles it adopts, its clock
+    and its loop."""
     from agent.games.registry import get_game
-    from agent.vision.scoring import iou
 
     adopted: list[GameProfile] = []
 
@@ -221,7 +220,19 @@ def _new_board_is_taken(frame: np.ndarray, profile: GameProfile, ph: Any) -> Non
 
     c = ManualClock()
     loop = Playing(Phone(c, {}), c, profile, options=Options(learn=True), screen=get_game("match3").screen)
-    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    return ScreenHandler(loop), adopted, c, loop  # type: ignore[arg-type]
+
+
+def _new_board_is_taken(frame: np.ndarray, profile: GameProfile, ph: Any) -> None:
+    """The screen handler, on `frame` with the old board's `profile`, takes the new level's
+    board (one adoption, the level's grid, at its box) and neither taps nor goes back."""
+    from agent.vision.scoring import iou
+
+    h, adopted, c, loop = _adopting(profile)
+    # seen first: looked at again, not yet taken (a board caught mid-animation is not)
+    assert h.handle(frame, None) is True
+    assert adopted == []
+    c.advance(NEW_BOARD_HOLD_S)
     assert h.handle(frame, None) is True
     assert loop.device.backs == 0 and loop.device.taps == []
     assert [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
@@ -267,6 +278,35 @@ def test_a_new_levels_board_far_below_a_header_badge_the_old_board_spanned_is_ta
     to the header: a header badge shows inside it, a wordless "panel" with nothing to tap,
     well away from the new board. It covers no part of the new board: the new board is
     taken, not Back."""
+    frame, profile, ph = _a_shorter_board_below()
+    covers = vision_screens.cover_boxes(frame, profile)
+    assert covers and all(b[3] < ph.board_bbox[1] for b in covers), "a header badge shows in the old board's box"
+
+    _new_board_is_taken(frame, profile, ph)
+
+
+def test_a_board_of_another_shape_gone_before_the_hold_is_no_new_level():
+    """A board of another shape found once, then the profile's board back (a board cleared
+    at once shows its crates over empty slots for half a second, found as a board of
+    their own): it is not taken, and seen again later it is new again, held for the whole
+    wait before it is taken (before: taken at once, it ended the level in its middle)."""
+    frame, profile, ph = _a_shorter_board_below()
+    h, adopted, c, loop = _adopting(profile)
+    assert h.handle(frame, None) is True and adopted == []
+    c.advance(NEW_BOARD_HOLD_S / 2)
+    h.on_board()  # the profile's board came back: what was seen was passing
+    c.advance(NEW_BOARD_HOLD_S)
+    assert h.handle(frame, None) is True and adopted == [], "seen anew: held again"
+    c.advance(NEW_BOARD_HOLD_S / 2)
+    assert h.handle(frame, None) is True and adopted == [], "held for less than the wait"
+    c.advance(NEW_BOARD_HOLD_S / 2)
+    assert h.handle(frame, None) is True and [(p.rows, p.cols) for p in adopted] == [(ph.level.rows, ph.level.cols)]
+    assert loop.device.backs == 0 and loop.device.taps == []
+
+
+def _a_shorter_board_below() -> tuple[np.ndarray, GameProfile, Any]:
+    """A family phone's next level, shorter and lower than the last, the old board's box
+    (the profile) reaching up over the header: its frame, the profile, the phone."""
     from test_saga_family import settle
 
     from agent.device.clock import ManualClock as Clock
@@ -298,11 +338,7 @@ def test_a_new_levels_board_far_below_a_header_badge_the_old_board_spanned_is_ta
     settle(ph)
     ph.clock.advance(2.0)  # type: ignore[attr-defined]
     assert ph.screen_kind == "board"
-    frame = ph.screencap()
-    covers = vision_screens.cover_boxes(frame, profile)
-    assert covers and all(b[3] < ph.board_bbox[1] for b in covers), "a header badge shows in the old board's box"
-
-    _new_board_is_taken(frame, profile, ph)
+    return ph.screencap(), profile, ph
 
 
 class AdPhone(Phone):
