@@ -9,6 +9,7 @@ with the colour that does most (the goal's colour first).
 
 from __future__ import annotations
 
+from agent.games.base import Decision
 from agent.games.match3.board import EMPTY, Board, Move
 from agent.games.match3.game import Match3Player
 from agent.games.match3.goal_board import ReadBoard
@@ -190,3 +191,28 @@ def test_a_look_of_unknown_kind_beside_the_goals_colour_is_tried_once_a_look():
     assert hasattr(again, "move") and not again.fields.get("trial") and again.move == Move(0, 1, "D"), again
     blind = _player().decide(board)
     assert not (hasattr(blind, "move") and blind.fields.get("trial")), blind
+
+
+NO_MATCH = Board.parse("""
+DADADA
+AC?BCD
+DBCDBA
+CBBACD
+CADADC
+""")  # no swap of two tiles matches; (1,2) is a piece of a look no move has shown
+
+
+def test_a_break_goal_with_no_blocker_in_sight_still_tries_the_unknown_piece():
+    """A break goal whose blockers the board does not show as such (its crates gone, or
+    read as a colour): the unknown cells are guessed to be them, to aim beside. That guess
+    must not keep the piece from its trial swap: on a board with no match as read it is
+    the only move (a colour bomb, in world 7's level 2; before, the run stopped there
+    with "no swap makes a match"), and a bomb known as one is swapped as with no goal."""
+    goal = Goal("break", target=6, left=2, piece="#")
+    plain = _player().decide(NO_MATCH)
+    assert isinstance(plain, Decision) and plain.fields.get("trial"), plain
+    d = _player(goal).decide(NO_MATCH)
+    assert isinstance(d, Decision) and d.fields.get("trial") and (1, 2) in d.move.cells(), d
+    bombs = ReadBoard(NO_MATCH.cells, frozenset(), frozenset({(1, 2)}))
+    d = _player(goal).decide(bombs)
+    assert isinstance(d, Decision) and (1, 2) in d.move.cells() and not d.fields.get("trial"), d

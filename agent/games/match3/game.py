@@ -313,12 +313,15 @@ class Match3Player:
         # the goal's blockers: those the profile knows, those the goal's icon names, and
         # cells that never moved when swiped
         blockers = blockers_of(board) | self._immovable
+        known_blockers = blockers
         if aim is not None:
             blockers |= aim.blockers_on(board)
+            known_blockers = blockers
             if aim.kind == "break" and not blockers:
                 # A break goal whose blockers the reading cannot tell: what it could not take
                 # for a tile (a crate read as a hole or as unknown) may be them; aiming beside
-                # a real hole costs little.
+                # a real hole costs little. (A guess to aim by: the trial swaps below still
+                # try such a piece, which may be a colour bomb.)
                 rs, cs = np.nonzero(np.isin(board.cells, (EMPTY, UNKNOWN)))
                 blockers = frozenset((int(r), int(c)) for r, c in zip(rs, cs))
         # (a goal's piece is no tile to swipe; blind to the goal, the player sees the board as ever)
@@ -352,7 +355,7 @@ class Match3Player:
             self._goal_pending = 0 if got is None else got.made
         elif aim is not None and choice is not None:
             self._goal_pending = made_by(aim, view, choice.move, blockers)
-        bomb = _bomb_choice(board, view, aim if self.pursue_goal else None, avoided | blockers)
+        bomb = _bomb_choice(board, view, aim if self.pursue_goal else None, avoided | known_blockers)
         if bomb is not None:
             better = (bomb[1] > self._goal_pending) if aim is not None and aim.kind == "collect" and self.pursue_goal \
                 else (choice is None or bomb[0].tiles_cleared > choice.tiles_cleared)
@@ -372,7 +375,7 @@ class Match3Player:
             choice = self._probe_choice(view)
             self._probe = choice is not None
         if choice is None and self.config.variant == "classic":
-            choice = _trial_choice(board, view, blockers | avoided, self._tried)
+            choice = _trial_choice(board, view, known_blockers | avoided, self._tried)
             trial = choice is not None
         self._trial = trial
         if choice is None:
