@@ -119,7 +119,7 @@ class ScreenHandler:
         self._aimed: dict[tuple[str, tuple[int, int]], int] = {}  # (screen, point) -> looks while its dialog moved
         self._waiting: dict[str, float] = {}  # a screen kind waited on (an ad's countdown) -> since when
         self._last_logged = ""  # the signature of the last screen journaled
-        self._new_board: tuple[int, int, tuple[int, int, int, int]] | None = None  # seen, not yet taken
+        self._new_board: GameProfile | None = None  # a board of another shape seen, not yet taken
         self._new_board_since = 0.0
 
     def on_board(self) -> None:
@@ -256,11 +256,18 @@ class ScreenHandler:
     def _refind(self, frame: np.ndarray, spanning: list[tuple[int, int, int, int]] | None = None) -> bool:
         """A new board (another level's) adopted when one is on the screen. `spanning`:
         boxes that must lie inside the new board (a dialog taken for one that is a hole of it)."""
-        from agent.vision.relearn import refind_board
+        from agent.vision.relearn import refind_board, same_place
 
         loop = self.loop
+        now = loop.clock.now()
+        if self._new_board is not None and now - self._new_board_since < self._new_board_hold():
+            # (a look while a new board is held: the board is found again once the hold is
+            # over, not at every look of it)
+            loop.unverified("the board changed shape before the move's result showed (looking again)")
+            return True
         found = refind_board(frame, loop.profile, loop.screen.role_hints)
         if found is None or not found.changed:
+            self._new_board = None
             return False
         if spanning:
             x0, y0, x1, y1 = found.profile.board_bbox
@@ -282,12 +289,9 @@ class ScreenHandler:
         # second) is found as the few cells still standing, and taking it ended the level
         # in the middle (its moves split between two levels, the rest played a board off).
         # A real new level stays; the wait costs a few captures at each level's start.
-        p = found.profile
-        seen = (p.rows, p.cols, p.board_bbox)
-        now = loop.clock.now()
-        if not self._same_new_board(seen):
-            self._new_board, self._new_board_since = seen, now
-        if now - self._new_board_since < max(NEW_BOARD_HOLD_S, NEW_BOARD_HOLD_LOOKS * loop.capture.cost_s):
+        p, held = found.profile, self._new_board
+        if held is None or not same_place(held, p.board_bbox, p.rows, p.cols):
+            self._new_board, self._new_board_since = p, now
             loop.unverified("the board changed shape before the move's result showed (looking again)")
             return True
         self._new_board = None
@@ -301,15 +305,9 @@ class ScreenHandler:
             loop.player.reset_board()
         return True
 
-    def _same_new_board(self, seen: tuple[int, int, tuple[int, int, int, int]]) -> bool:
-        """Whether `seen` (rows, cols, box) is the new board the last look found: its
-        rows and columns, its box within a quarter of a cell."""
-        if self._new_board is None:
-            return False
-        rows, cols, (x0, y0, x1, y1) = seen
-        r, c, box = self._new_board
-        tx, ty = 0.25 * (x1 - x0) / max(1, cols), 0.25 * (y1 - y0) / max(1, rows)
-        return (r, c) == (rows, cols) and all(abs(a - b) <= t for a, b, t in zip(box, (x0, y0, x1, y1), (tx, ty, tx, ty)))
+    def _new_board_hold(self) -> float:
+        """How long a board of another shape is held before it is taken (see NEW_BOARD_HOLD_S)."""
+        return max(NEW_BOARD_HOLD_S, NEW_BOARD_HOLD_LOOKS * self.loop.capture.cost_s)
 
     # -- a screen that is no playable board ------------------------------------------------------
     def handle(self, frame: np.ndarray, read: BoardRead[Any] | None, board_readable: bool = False,

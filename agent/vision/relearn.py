@@ -144,7 +144,7 @@ def find_again(frame: np.ndarray, profile: GameProfile, hints: RoleHints | None 
     if tiles and known < MIN_KNOWN * tiles:
         return Miss(f"only {known} of the {tiles} tiles of the {board.rows}x{board.cols} board at {list(board.bbox)} "
                     "look like the profile's: not this game's board")  # fmt: skip
-    same = _same_place(profile, board.bbox, board.rows, board.cols) and not _reads_better(frame, board.bbox, reading, profile)
+    same = same_place(profile, board.bbox, board.rows, board.cols) and not _reads_better(frame, board.bbox, reading, profile)
     bbox: BBox = profile.board_bbox if same else board.bbox
     at = replace(profile, rows=board.rows, cols=board.cols, board_bbox=bbox, board_frac=bbox_to_frac(bbox, w, h))
     fresh = _new_classes(found, labels, pending, profile)
@@ -363,7 +363,9 @@ def _reads_better(frame: np.ndarray, bbox: BBox, reading: Reading, profile: Game
     return _known(reading) >= _known(there) + max(2, profile.rows * profile.cols // 20)
 
 
-def _same_place(profile: GameProfile, bbox: BBox, rows: int, cols: int) -> bool:
+def same_place(profile: GameProfile, bbox: BBox, rows: int, cols: int) -> bool:
+    """Whether a board of `rows` x `cols` at `bbox` is the profile's: its grid, its box
+    within SAME_PLACE of a cell each side."""
     if (rows, cols) != (profile.rows, profile.cols):
         return False
     x0, y0, x1, y1 = profile.board_bbox

@@ -312,18 +312,15 @@ class Match3Player:
         aim = self._aim
         # the goal's blockers: those the profile knows, those the goal's icon names, and
         # cells that never moved when swiped
-        blockers = blockers_of(board) | self._immovable
-        known_blockers = blockers
-        if aim is not None:
-            blockers |= aim.blockers_on(board)
-            known_blockers = blockers
-            if aim.kind == "break" and not blockers:
-                # A break goal whose blockers the reading cannot tell: what it could not take
-                # for a tile (a crate read as a hole or as unknown) may be them; aiming beside
-                # a real hole costs little. (A guess to aim by: the trial swaps below still
-                # try such a piece, which may be a colour bomb.)
-                rs, cs = np.nonzero(np.isin(board.cells, (EMPTY, UNKNOWN)))
-                blockers = frozenset((int(r), int(c)) for r, c in zip(rs, cs))
+        known_blockers = blockers_of(board) | self._immovable | (aim.blockers_on(board) if aim is not None else frozenset())
+        blockers = known_blockers
+        if aim is not None and aim.kind == "break" and not blockers:
+            # A break goal whose blockers the reading cannot tell: what it could not take
+            # for a tile (a crate read as a hole or as unknown) may be them; aiming beside
+            # a real hole costs little. (A guess to aim by: the trial swaps below still
+            # try such a piece, which may be a colour bomb.)
+            rs, cs = np.nonzero(np.isin(board.cells, (EMPTY, UNKNOWN)))
+            blockers = frozenset((int(r), int(c)) for r, c in zip(rs, cs))
         # (a goal's piece is no tile to swipe; blind to the goal, the player sees the board as ever)
         pieces = aim.blockers_on(board) if aim is not None and self.pursue_goal else frozenset()
         avoided = self._avoided(board)
