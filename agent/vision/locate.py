@@ -80,6 +80,12 @@ _SAME_SHARE = 0.5
 # against one stopping short of its outer rows 0.96 or more; a box grown over a textured
 # backdrop against the true board 0.51.
 _SAME_SCORE = 0.75
+# A find by its detail scoring under this barely repeats: the real shots' boards score 2.8
+# to 40 by their detail, the placements that are not a board 0.01 to 0.3. Under it the
+# blobs are looked at too, and the finds of both ranked together (world 2's first level,
+# a block of 14 crates in a 7x8 board, read by its detail as a 4x7 box below scoring
+# 0.001, by its blobs as the board scoring 12).
+_WEAK_FIND = 1.0
 
 
 class NoBoardError(AgentError):
@@ -444,8 +450,9 @@ def find_boards(frame: np.ndarray) -> list[BoardFind]:
     check_frame(frame)
     work, sc = work_copy(frame)
     found: list[BoardFind] = []
-    # Gradient detail first; where nothing repeats in it, the blobs of colour and light
-    # (see periodicity.blobs): a board of many-cut gems over a grainy scene.
+    # Gradient detail first; where nothing repeats in it, or only weakly (see _WEAK_FIND),
+    # the blobs of colour and light (see periodicity.blobs): a board of many-cut gems over
+    # a grainy scene.
     for feature in (detail, blobs):
         for cand in period_candidates(work, limit=_CANDIDATES, feature=feature):
             b = place(frame, cand, sc, feature)
@@ -460,7 +467,7 @@ def find_boards(frame: np.ndarray) -> list[BoardFind]:
             for f in same:
                 kept = replace(_better(kept, f), score=max(kept.score, f.score))
             found = [f for f in found if not any(f is g for g in same)] + [kept]
-        if found:
+        if found and max(f.score for f in found) >= _WEAK_FIND:
             break
     if not found:
         raise NoBoardError("no game board found: nothing on the screen repeats like a grid of tiles")

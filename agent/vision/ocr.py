@@ -51,6 +51,13 @@ TIMEOUT_S = 10.0
 CACHE_SIZE = 32
 STROKE_SHARE = 0.5  # a character's thickest stroke is at most this share of its height
 MAX_GLYPHS = 400
+# A rule (see text_ink): longer than this many times its thickness, or filling less than
+# this share of a box twice as long as wide or more (a character's strokes fill 0.2 to
+# 0.8 of it, a thin slash 0.07); dropped when longer than RULE_LONG characters' height
+# (or twice that wide).
+RULE_ASPECT = 8.0
+RULE_FILL = 0.1
+RULE_LONG = 1.5
 MIN_TEXT_SHARE = 0.0035  # of the image's height: smaller characters are no label to tap
 MAX_STRIP_WIDTH = 2400  # px of one shape's text in the mosaic  # more character-sized blobs than this in one shape is a texture, not text
 TEXT_HEIGHT = 36  # px: the character height crops are scaled to for Tesseract
@@ -218,10 +225,19 @@ def text_ink(binary: np.ndarray) -> tuple[np.ndarray, float] | None:
     stroked = thick <= STROKE_SHARE * hs + 1.0
     if not (big & stroked).any():
         return None
+    # a rule is no character: a line (many times longer than thick) or a curve filling
+    # little of its box (a badge's outline, its shadow): Tesseract read a badge's "0/14"
+    # between its outline's pieces as "essa".
+    long_side, short_side = np.maximum(hs, ws), np.minimum(hs, ws)
+    # (a ring fills as little of its box as a curve does, but is as tall as wide: the
+    # circle around a close control's X, which without it reads as a 4)
+    rules = (long_side >= RULE_ASPECT * short_side) | ((areas < RULE_FILL * hs * ws) & (long_side >= 2 * short_side))
     th = float(np.median(hs[big & stroked]))
     # small solid blobs are kept: the point of a price, the dot of an i
     dots = big & (hs <= 0.4 * th) & (ws <= 0.4 * th)
     keep = (big & stroked | dots) & (hs <= 2.5 * th) & (ws <= 15 * th) & (hs >= 0.12 * th) & (areas >= 0.01 * th * th)
+    # (a rule as long as a character or two stays: a slash, a dash, a thin l)
+    keep &= ~(rules & ((hs > RULE_LONG * th) | (ws > 2 * RULE_LONG * th)))
     if not keep.any() or keep.sum() > MAX_GLYPHS:
         return None
     lut = np.concatenate([[False], keep])

@@ -830,6 +830,8 @@ def _ad(frame: np.ndarray, seen: list[SeenButton], cands: list[_Cand], corners: 
         if sb.verdict == "safe" and W.countdown(sb.text) is None:
             again = _reread(frame, sb.box, ocr)
             n = W.countdown(again)
+            if n is not None and len(sb.text.strip()) == 1 and not any(ch.isalpha() for ch in again):
+                n = None  # a close glyph read as an X, then on its own as a digit ("» 4"): no countdown
             if n is not None or "in" in W.norm(again).split():
                 # read again on its own: "Close in 5", the countdown, not the close yet
                 count = n if n is not None else count if count is not None else -1

@@ -288,3 +288,16 @@ def test_a_box_holding_another_of_the_same_board_and_a_line_more_is_kept():
     pitch = (x1 - x0) / cols
     # the board's outline, as the game drew it (measured on the frame by eye, to a few px)
     assert all(abs(a - b) <= 0.15 * pitch for a, b in zip((x0, y0, x1, y1), (26, 234, 664, 874))), (x0, y0, x1, y1)
+
+
+def test_a_board_repeating_only_weakly_in_its_detail_is_found_by_its_blobs():
+    """A 7x8 board whose middle is a block of 14 crates, two of them cracked (a saga
+    family phone's frame at its first level, kept as it was). Its detail repeats only in
+    a 4x7 box that barely scores; its blobs find the board. A find that barely repeats no
+    longer ends the search (before: the 4x7 box was the board, and the level was lost)."""
+    frame = read_image(Path(__file__).parents[1] / "data" / "frames" / "board_of_a_block_of_crates_weakly_repeating_in_its_detail.webp")
+    rows, cols, (x0, y0, x1, y1) = found(frame)
+    assert (rows, cols) == (7, 8), f"{rows}x{cols} at {(x0, y0, x1, y1)}"
+    pitch = (x1 - x0) / cols
+    # the board's outline, as the game drew it (measured on the frame by eye, to a few px)
+    assert all(abs(a - b) <= 0.15 * pitch for a, b in zip((x0, y0, x1, y1), (56, 396, 1056, 1269))), (x0, y0, x1, y1)

@@ -128,3 +128,34 @@ def test_a_label_glued_to_its_number_is_cut_in_two():
     out = _unglued([Word("LEVEL7", (0, 0, 60, 10), 0.9), Word("Moves:25", (100, 0, 180, 10), 0.8), Word("Play", (0, 20, 40, 30), 0.9)])
     assert [(w.text, w.box) for w in out] == [("LEVEL", (0, 0, 50, 10)), ("7", (50, 0, 60, 10)), ("Moves:", (100, 0, 160, 10)),
                                               ("25", (160, 0, 180, 10)), ("Play", (0, 20, 40, 30))]  # fmt: skip
+
+
+def test_rules_around_text_are_no_characters():
+    """A badge's outline (two long vertical strokes) and its shadow (a wide thin curve)
+    around a few characters: the rules go, the characters stay, and the text's height is
+    the characters' (before: the rules set it, and were read as letters)."""
+    binary = np.full((140, 320), 255, np.uint8)
+    for x in (20, 100):
+        binary[25:95, x] = 0  # the outline's sides, more than twice the text's height
+    cv2.ellipse(binary, (150, 70), (115, 40), 0, 0, 180, 0, 1)  # the shadow's curve
+    cv2.putText(binary, "0/14", (120, 70), cv2.FONT_HERSHEY_DUPLEX, 1.0, 0, 3)
+    out = ocr_mod.text_ink(binary)
+    assert out is not None
+    kept, th = out
+    assert (kept[25:95, 20] == 255).all() and (kept[25:95, 100] == 255).all()  # the outline gone
+    assert (kept[105:112, :] == 255).all()  # the shadow's curve gone (under the text)
+    text = (slice(40, 75), slice(115, 240))
+    assert (kept[text] == 0).sum() >= 0.98 * (binary[text] == 0).sum()  # the characters kept (not a speck or two)
+    assert 18 <= th <= 26, th  # the characters' height (20), not the rules' (40 to 70)
+
+
+@needs_tesseract
+def test_a_count_on_a_badge_with_its_outline_and_shadow_is_read():
+    """A goal's count "0/14" in a bold font with a slashed 0, on a badge with a dark
+    outline and shadow, beside the goal's icon (a saga family phone's header, kept as it
+    was). Before, the outline's pieces were kept as characters and it read "essa"."""
+    from pathlib import Path
+
+    img = cv2.imread(str(Path(__file__).parents[1] / "data" / "frames" / "goal_count_on_a_badge_with_its_outline_and_shadow.png"))
+    assert img is not None
+    assert "0/14" in [wd.text for wd in TesseractOcr().words(img)]
