@@ -305,6 +305,24 @@ def test_a_special_seen_in_three_cells_over_two_frames_becomes_a_class_of_its_co
     assert back.unknown_count == 0 and grower.observe(f1, back) is None
 
 
+def test_a_look_that_stays_in_cells_that_never_held_a_piece_is_not_learned(level1):
+    """A look on every frame in the same few cells, which never showed a piece on this
+    board (the scene behind a cut corner, drifting): not learned, frame after frame
+    (before: the sky through a saga board's corners was learned as specials of its hue's
+    colour, and swiped). The same look where pieces were is learned."""
+    case, cal = level1[0]
+    p = cal.profile
+    cells = _colour_cells(case, case.scene.pieces[1][1].colour)[:3]
+    frames = [_with(case, cells, _striped, i) for i in range(1, 6)]
+    grower = ClassGrower(p)
+    for f in frames:
+        assert grower.observe(f, p.read(f)) is None
+    grower = ClassGrower(p)
+    assert grower.observe(case.frame, p.read(case.frame)) is None  # the cells hold pieces
+    assert grower.observe(frames[0], p.read(frames[0])) is None
+    assert grower.observe(frames[1], p.read(frames[1])) is not None
+
+
 def test_a_look_in_one_frame_only_is_not_learned(level1):
     case, cal = level1[0]
     p = cal.profile
