@@ -24,8 +24,9 @@ recurs, consistently, becomes a class:
 - a look seen where a blocker stood on the board before the move (`held`: a crate
   cracks where it is, and a piece that fell in is a known look) is a look of that
   blocker: most of its cells held one;
-- a cell that never held a piece on this board is watched on the first frame it is seen
-  only: what the game makes and drops comes into cells pieces were in, while a cut
+- a cell that never read as a look the profile knows (only unknown or empty) on this
+  board is watched on the first frame it is seen only: what the game makes and drops
+  comes into cells pieces were in, and a blocker hit changes where it stood, while a cut
   corner keeps showing the (animated) scene behind it, frame after frame.
 
 A frame with many unknown cells (MAX_UNKNOWN_SHARE) is not learned from: a dim or a
@@ -70,9 +71,8 @@ MAX_COLOURS = 8  # colours of tiles a profile holds at most (the rules' kinds)
 # frame after frame is a scene drifting behind cells that are no pieces (the sky
 # through holes, a board found a few rows short), which would take every letter.
 LEARN_BURST = 3
-# What a cell of the board held on the frames observed (see ClassGrower.observe)
-NOT_SEEN, ONLY_NO_PIECE, HELD_A_PIECE = 0, 1, 2
-PIECE_ROLES = ("tile", "special", "colourless")
+# What a cell of the board read as on the frames observed (see ClassGrower.observe)
+NOT_SEEN, NEVER_A_LOOK, HELD_A_LOOK = 0, 1, 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +96,7 @@ class ClassGrower:
         self._frame = 0
         self._seen: list[_Seen] = []
         self._learned_at: list[int] = []  # the frames a look was learned on
-        # per cell of the board: NOT_SEEN, or seen holding no piece only, or HELD_A_PIECE
+        # per cell of the board: NOT_SEEN, NEVER_A_LOOK (only unknown or empty), HELD_A_LOOK
         self._cells = np.zeros((profile.rows, profile.cols), np.int8)
         self.profile = profile
         self._radius = _look_radius(profile)
@@ -123,9 +123,9 @@ class ClassGrower:
         if (reading.rows, reading.cols) != (p.rows, p.cols):
             raise ValueError(f"a {reading.rows}x{reading.cols} reading for a {p.rows}x{p.cols} profile: "
                              "rebase the grower on the profile that read the frame")  # fmt: skip
-        pieces = np.array([[v not in (EMPTY_LABEL, UNKNOWN_LABEL) and p.role_of(v) in PIECE_ROLES for v in row]
-                           for row in reading.labels], bool).reshape(p.rows, p.cols)  # fmt: skip
-        self._cells[pieces] = HELD_A_PIECE
+        known = np.array([[v not in (EMPTY_LABEL, UNKNOWN_LABEL) for v in row] for row in reading.labels],
+                         bool).reshape(p.rows, p.cols)  # fmt: skip
+        self._cells[known] = HELD_A_LOOK
         if not any(UNKNOWN_LABEL in row for row in reading.labels):
             return None
         unknown = reading.unknown_cells()
@@ -134,15 +134,16 @@ class ClassGrower:
         cells = sample_board(frame, p.board_bbox, p.rows, p.cols, p.inset, p.patch)
         held = held or {}
         for r, c in unknown:
-            if self._cells[r, c] == ONLY_NO_PIECE and (r, c) not in held:
-                # A cell that never held a piece on this board, seen before: a hole
-                # showing the scene behind, or an obstacle, not a piece the game made
-                # (before: the sky drifting through a cut corner was learned, look after
-                # look, as specials of the colour of its hue, and swiped).
+            if self._cells[r, c] == NEVER_A_LOOK and (r, c) not in held:
+                # A cell that never read as a look the profile knows on this board, seen
+                # before: a hole showing the scene behind, not a piece the game made or
+                # a blocker it hit (before: the sky drifting through a cut corner was
+                # learned, look after look, as specials of the colour of its hue, and
+                # swiped).
                 continue
             i = r * p.cols + c
             self._seen.append(_Seen(self._frame, cells.features[i], cells.lab[i], held.get((r, c))))
-        self._cells[(~pieces) & (self._cells == NOT_SEEN)] = ONLY_NO_PIECE
+        self._cells[(~known) & (self._cells == NOT_SEEN)] = NEVER_A_LOOK
         self._seen = [s for s in self._seen if s.frame > self._frame - WINDOW][-MAX_SEEN:]
         self._learned_at = [f for f in self._learned_at if f > self._frame - WINDOW]
         if len(self._learned_at) >= LEARN_BURST:

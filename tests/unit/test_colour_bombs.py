@@ -137,6 +137,9 @@ def test_on_a_family_game_a_bomb_is_learned_from_a_swap_and_then_read_and_played
     clock = ph.clock
     assert isinstance(clock, ManualClock)
     profile = calibrate_frame(ph.screencap(), hints=ROLE_HINTS).profile
+    grower = ClassGrower(profile)
+    first = ph.screencap()
+    assert grower.observe(first, profile.read(first)) is None  # the board as dealt, before the bombs are made
     b = ph._board
     special, colour = b.special.copy(), b.colour.copy()
     at = [(1, 1), (4, 5), (6, 2)]
@@ -144,7 +147,6 @@ def test_on_a_family_game_a_bomb_is_learned_from_a_swap_and_then_read_and_played
         special[r, c], colour[r, c] = BOMB, NO_COLOUR
     ph._board = replace(b, special=special, colour=colour)
     ph._version += 1
-    grower = ClassGrower(profile)
     for _ in range(3):
         clock.advance(0.5)
         frame = ph.screencap()
