@@ -675,6 +675,12 @@ def classify_screen(
     if ocr is None:
         return ScreenVerdict("unknown", None, f"{what}; {ocr_unavailable_reason() or UNAVAILABLE}")
     words = _clean(ocr.words(frame))
+    if covering and board_readable and not any(_inside(_centre(wd.box), c) for wd in words for c in covering):
+        # A flat shape over a board read with confidence that holds no word is a stretch of
+        # the board itself: its holes showing a flat patch of the scene behind (world 4's
+        # 2x2 hole over a drifting sky was taken for a dialog with nothing to tap, and Back
+        # was pressed, and the Quit dialog answered, for five minutes).
+        return ScreenVerdict("board", None, "the board was read; the flat shape over it holds no word: its own")
     # (a shape of nearly the whole screen is its background, not a panel)
     panels = [r.box for r in regions if PANEL_AREA * w * h <= r.area <= 0.9 * w * h] + covering
     look = _look(frame, words, regions, covering, panels)

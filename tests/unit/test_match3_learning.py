@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent.games.match3.board import Board, Move
 from agent.games.match3.game import Match3Player
+from agent.games.base import Decision
 from agent.games.match3.rules import Match3Config, has_match, is_legal_swap
 from agent.games.match3.solver import GreedySolver, evaluate
 
@@ -240,3 +241,29 @@ def test_with_no_match_a_piece_of_unknown_kind_among_tiles_is_tried_once_a_side_
     lined = Board.parse("ABCDA\nBCADB\nCD?BC\nDABCD\nABCDA")
     d = player("classic", Match3Config(variant="classic", rows=5, cols=5, n_types=4)).decide(lined)
     assert hasattr(d, "move") and d.fields.get("trial") is True and d.move == Move(2, 2, "R"), d
+
+
+def test_a_line_on_a_board_at_rest_is_played_around():
+    """A crate read as a tile of the colour beside it makes a line of three on a board at
+    rest, which no game leaves: its cells are played around. Before, every swap looked
+    like a match through that line, and each one the solver chose only for it was a swap
+    the game undid."""
+    board = Board.parse("""
+    ABADA
+    BDCAB
+    CCCBA
+    DABAD
+    ABDDC
+    """)  # row 2's CCC: one of them is no C; real matches elsewhere make 3 (0,3,D; 3,4,D)
+    p = player("classic", Match3Config(variant="classic", rows=5, cols=5, n_types=4))
+    d = p.decide(board)
+    assert isinstance(d, Decision), d
+    assert not set(d.move.cells()) & {(2, 0), (2, 1), (2, 2)} and d.fields["predicted_cleared"] == 3, (d.move, d.fields)
+    board = Board.parse("""
+    ABAD
+    BDCA
+    CCCB
+    DABA
+    """)  # no match but through the line
+    d = p.decide(board)
+    assert not isinstance(d, Decision), d.move

@@ -228,3 +228,28 @@ def test_an_ad_over_a_busy_picture_is_closed_once_its_x_shows(ocr, seed):
     assert close.hit(*v.action.point), (v.action, close.box)
     v = _classify(img, ocr)  # before the close shows: waited on, never tapped
     assert v.kind == "ad" and v.action is not None and v.action.kind == "wait", v.reason
+
+
+@needs_tesseract
+def test_a_hole_showing_a_flat_patch_of_sky_is_no_dialog(ocr):
+    """A 7x8 board with a 2x2 hole in its middle, the sky behind it a flat purple just then
+    (a saga family phone's frame, kept as it was): the flat shape over the board holds no
+    word, so on a board read with confidence it is the board's own, not a dialog (before:
+    "a dialog covers the board; no safe button", and Back, for five minutes). The same
+    shape on a board that could not be read is still looked at as a dialog."""
+    from pathlib import Path
+
+    from agent.vision.features import DEFAULT_PATCH, feature_length
+    from agent.vision.profile import Exemplar, GameProfile
+    from agent.vision.screens import classify_screen, cover_boxes
+    from agent.vision.images import read_image
+
+    frame = read_image(Path(__file__).parents[1] / "data" / "frames" / "board_with_a_hole_over_a_flat_patch_of_sky.webp")
+    h, w = frame.shape[:2]
+    p = GameProfile.from_bbox("match3", 7, 8, (64, 570, 1024, 1410), w, h,
+                              [Exemplar("A", np.zeros(feature_length(DEFAULT_PATCH)))])  # fmt: skip
+    assert cover_boxes(frame, p), "the case: the hole's flat patch is a shape over the board"
+    v = classify_screen(frame, p, board_readable=True, foreground=None, ocr=ocr)
+    assert v.kind == "board" and v.action is None, v.reason
+    v = classify_screen(frame, p, board_readable=False, foreground=None, ocr=ocr)
+    assert v.kind == "covered", v.reason

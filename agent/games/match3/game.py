@@ -32,7 +32,7 @@ from agent.games.match3.goal_play import GOAL_MODES, Aim, aim_for, goal_choice, 
 from agent.games.match3.hints import ROLE_HINTS
 from agent.games.match3.hud import MAX_STEPS
 from agent.games.match3.reader import colour_kinds, label_types, read_board
-from agent.games.match3.rules import VARIANTS, Match3Config
+from agent.games.match3.rules import VARIANTS, Match3Config, find_groups
 from agent.games.match3.solver import SOLVERS, Choice, Solver, candidate_moves, evaluate, make_solver
 from agent.games.match3.verify import at_rest, check_outcome
 from agent.vision.goal import Goal
@@ -324,7 +324,12 @@ class Match3Player:
         # (a goal's piece is no tile to swipe; blind to the goal, the player sees the board as ever)
         pieces = aim.blockers_on(board) if aim is not None and self.pursue_goal else frozenset()
         avoided = self._avoided(board)
-        view = _masked(board, avoided | pieces)
+        # A line on a board at rest is a misreading (a crate read as a tile of the colour
+        # beside it): no game leaves one. Its cells are played around, or any swap at all
+        # would look like a match through it (world 11 swiped three swaps the game undid,
+        # each "clearing" a cracked crate read as orange in a line of oranges).
+        lined = {cell for g in find_groups(board) for cell in g.cells}
+        view = _masked(board, avoided | pieces | lined)
         choice = planned
         if choice is None:
             # A cell that refused a swipe once is probably a blocker read as a tile (a
@@ -336,7 +341,7 @@ class Match3Player:
             # refuse once, before: two refused swipes a level on a level of new crates)
             fellows = {(int(r), int(c)) for k in self._blamed for r, c in zip(*np.nonzero(board.cells == k))}
             for wary_of in ([suspects | fellows] if fellows - suspects else []) + ([suspects] if suspects else []):
-                wary = _masked(board, avoided | pieces | wary_of)
+                wary = _masked(board, avoided | pieces | lined | wary_of)
                 choice = self.solver.choose(self.config, wary)
                 if choice is not None:
                     view = wary
