@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,10 +24,26 @@ STOP_GRACE_S = 10.0
 HURRIED_GRACE_S = 1.0
 
 
+_HANDED_OUT: set[int] = set()
+_HANDED_OUT_LOCK = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return cast(int, s.getsockname()[1])  # (host, port) for AF_INET
+    """A loopback port free now that this process never handed out before. A port is
+    free until whoever it was given to binds it: two games started at once (`agent bench
+    levels --parallel 2`) were given one port, one's adb server and the other's phone,
+    and the adb client spoke its host protocol to the phone (measured: world 0 never
+    started, "bad magic" in its phone's log)."""
+    with _HANDED_OUT_LOCK:
+        for _ in range(100):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = cast(int, s.getsockname()[1])  # (host, port) for AF_INET
+            if port not in _HANDED_OUT:
+                _HANDED_OUT.add(port)
+                return port
+    raise DeviceError("no free loopback port the system would give that was not given already",
+                      hint="too many phones and adb servers started by this process; start fewer at once")  # fmt: skip
 
 
 def start_sim_phone(port: int, log: IO[bytes], *args: str, timeout_s: float = 60.0) -> subprocess.Popen[bytes]:

@@ -40,3 +40,34 @@ def test_serving_ends_when_standard_input_ends():
     ended = threading.Event()
     ended.set()
     assert "standard input ended" in sim._serve_until_stopped(_Server(rounds=5), lambda: "", ended)
+
+
+def test_a_port_is_handed_out_once_though_the_system_gives_it_again(monkeypatch):
+    """The system gives a port back as soon as its probe socket closes; two games started
+    at once asked in turn and got the same one (one's adb server, the other's phone).
+    free_port never hands out a port twice."""
+    import socket
+
+    from agent.simphone import launch
+
+    given = iter([41001, 41001, 41001, 41002])
+
+    class Probe:
+        def __init__(self) -> None:
+            self.port = next(given)
+
+        def __enter__(self) -> Probe:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def bind(self, address: tuple[str, int]) -> None:
+            assert address == ("127.0.0.1", 0)
+
+        def getsockname(self) -> tuple[str, int]:
+            return "127.0.0.1", self.port
+
+    monkeypatch.setattr(launch, "_HANDED_OUT", set())
+    monkeypatch.setattr(socket, "socket", Probe)
+    assert [launch.free_port(), launch.free_port()] == [41001, 41002]
