@@ -32,7 +32,7 @@ recurs, consistently, becomes a class:
 A frame with many unknown cells (MAX_UNKNOWN_SHARE) is not learned from: a dim or a
 dialog over the board, or another level's board, would teach the profile to read a
 covered board as a board. Cheap when there is nothing to learn: a frame with no unknown
-cell costs a count.
+cell costs a pass over its labels (which cells read as a known look).
 """
 
 from __future__ import annotations
