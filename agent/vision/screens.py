@@ -107,6 +107,7 @@ NODE_AREA = (0.001, 0.03)  # of the frame: a level node's badge
 NODE_REACH = 0.4  # of the frame's height: the current node is at most this far from the path's other nodes
 BADGE = 0.3  # of the frame's width: a level node's badge is at most this wide
 PROMINENT = 1.3  # the current level's node is this much bigger than the others at least
+NODE_LABEL = "level node"  # a map's node tapped for its shape alone (no number, no Play read on it)
 MAP_SPAN = 0.15  # of the frame's height: a map's numbers spread at least this far up and down
 
 SAFE_RANK = {
@@ -760,7 +761,7 @@ def classify_screen(
     if node is not None and not any(_inside(_centre(node.box), rb) for rb in refused_boxes):
         # no Play button, no number read: the node that stands out on the path is the level to play
         sb = SeenButton("(node)", node.box, "safe", "the map's prominent level node")
-        act = Action("tap", _centre(node.box), "level node", "the level map; its prominent node (no number read)")
+        act = Action("tap", _centre(node.box), NODE_LABEL, "the level map; its prominent node (no number read)")
         return ScreenVerdict("map", act, "the level map; tapping its prominent node", tuple(words), refused=refused,
                              buttons=tuple(seen) + (sb,), ranked=(act,))  # fmt: skip
 

@@ -203,3 +203,26 @@ def test_a_screen_still_sliding_in_is_not_tapped_on_the_way_to_the_board():
     assert ph.screen_kind == "board", way.steps
     assert ph.taps_while_sliding == 0, way.steps
     assert ph.truth()["forbidden_taps"] == 0
+
+
+def test_a_board_of_drawn_gems_is_no_map_of_round_badges(monkeypatch, tmp_path):
+    """With no shared shots the tiles are drawn: flat faceted gems and crates, round badges
+    of one size. World 2 (seed 2) read its level-1 board as a map whose prominent node was
+    one of its crates, tapped it until the steps ran out, and stopped with "no board". A
+    node read from shapes alone that is one of the found board's cells is the board's own."""
+    from agent.games.registry import role_hints
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.way_in import reach_board
+
+    monkeypatch.setenv("PUZZLE_AGENT_SHOTS", str(tmp_path))  # no shots there: drawn art
+    ph = SagaPhone(seed=2, size=(1080, 2340), clock=ManualClock(), world=2)
+    ph.launch(ph.package)
+    hints = role_hints("match3")
+    way = reach_board(ph, ph.clock, ph.serial,
+                      lambda f: calibrate_frames([f], "match3", hints=hints).profile.board_bbox, "match3", default_ocr())  # fmt: skip
+    assert ph.screen_kind == "board", way.steps
+    assert ph.truth()["forbidden_taps"] == 0
+    assert not any("level node" in step for step in way.steps[-1:]), way.steps
+    x0, y0, x1, y1 = ph.board_bbox
+    bx0, by0, bx1, by1 = way.bbox
+    assert abs(bx0 - x0) + abs(by0 - y0) + abs(bx1 - x1) + abs(by1 - y1) <= 0.1 * (x1 - x0), (way.bbox, ph.board_bbox)
