@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 
 from agent.cli.app import (
-    DEFAULT_PROFILES, check_choice, console, err_console, output_dir, output_file, parse_size_option, print_error, say,
+    DEFAULT_PROFILES, DEFAULT_RUNS, check_choice, console, err_console, output_dir, output_file, parse_size_option, print_error, say,
     seed_option,
 )
 from agent.errors import AgentError, ProfileError, ReadError
@@ -64,16 +64,20 @@ def _capture(serial: Optional[str], sim: bool, images: list[Path], seed: int, si
     from agent.games.registry import role_hints
     from agent.vision.frames import calibrate_frames
     from agent.vision.ocr import default_ocr
-    from agent.vision.way_in import reach_board, settled
+    from agent.play.journal import new_run_dir
+    from agent.vision.way_in import WayInError, keep_seen, reach_board, settled
 
     device = AdbDevice(select_serial(serial))
     clock = RealClock()
     hints = role_hints(game)
     # A game may open on a map or a card, and its sky may never rest: the board is reached
     # by its safe buttons first, and is still when the board is, whatever moves around it.
-    way = reach_board(device, clock, device.serial,
-                      lambda f: calibrate_frames([f], game, hints=hints).profile.board_bbox, game, default_ocr(),
-                      say=lambda text: say(text, err=True))  # fmt: skip
+    try:
+        way = reach_board(device, clock, device.serial,
+                          lambda f: calibrate_frames([f], game, hints=hints).profile.board_bbox, game, default_ocr(),
+                          say=lambda text: say(text, err=True))  # fmt: skip
+    except WayInError as exc:  # the screens that explain it are kept, under the runs folder
+        raise keep_seen(exc, new_run_dir(DEFAULT_RUNS)) from exc
     shots = []
     for i in range(frames):
         if i:

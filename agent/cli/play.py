@@ -176,7 +176,12 @@ def play(
     header: dict[str, object] = {}
     if sim:
         realtime = realtime or view  # simulated time runs a move in milliseconds: nothing a person could watch
-        run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles, latency_ms)
+        from agent.vision.way_in import WayInError, keep_seen
+
+        try:
+            run = runs_mod.sim_run(chosen, settings, seed, parse_size_option(size), realtime, profiles, latency_ms)
+        except WayInError as exc:  # no board to calibrate on: the screens that explain it are kept
+            raise keep_seen(exc, new_run_dir(runs)) from exc
         if moves is None and levels is None:
             moves = chosen.sim.default_moves
     else:

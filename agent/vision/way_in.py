@@ -11,8 +11,11 @@ keeps moving for ever.
 
 from __future__ import annotations
 
+import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,14 +35,50 @@ AIM_LOOKS = 3  # looks at a button that is still moving before it is tapped all 
 MOVING_LOOKS = 6  # looks at a board still moving that are not counted as screens left
 _AIM_CHANGE = 0.04  # share of pixels around a button that may change between two looks: it has stopped
 _SAME_PLACE_PX = 24  # a button read again a few pixels off is the same button
+KEEP_SEEN = 10  # screens kept to explain a way in that found no board (the last ones)
 
 
 @dataclass
 class WayIn:
-    """How the board was reached: the screens left on the way (what was tapped and why)."""
+    """How the board was reached: the screens left on the way (what was tapped and why),
+    and the last screens looked at, each with what was made of it."""
 
     steps: list[str] = field(default_factory=list)
     bbox: BBox | None = None  # the board found
+    seen: deque[tuple[str, np.ndarray]] = field(default_factory=lambda: deque(maxlen=KEEP_SEEN))
+
+
+class WayInError(AgentError):
+    """No board reached: the message says why, `seen` holds the last screens looked at
+    (RGB), each with what was made of it, for `keep_seen` to save."""
+
+    def __init__(self, message: str, hint: str | None, seen: list[tuple[str, np.ndarray]]) -> None:
+        super().__init__(message, hint)
+        self.seen = seen
+
+
+def keep_seen(exc: WayInError, folder: Path) -> AgentError:
+    """Save the screens `exc` holds in `folder` (one PNG each, named in order with what was
+    done on it, and `steps.txt`), and the error again, naming the folder."""
+    import cv2
+
+    from agent.files import save_png, write_atomic
+
+    if not exc.seen:
+        return exc
+    try:
+        lines = []
+        for i, (what, frame) in enumerate(exc.seen, 1):
+            name = f"{i:02d}-{re.sub(r'[^a-z0-9]+', '-', what.lower()).strip('-')[:40]}.png"
+            save_png(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR), folder / name)
+            lines.append(f"{name}: {what}")
+        write_atomic(folder / "steps.txt", ("\n".join(lines) + "\n").encode())
+    except (OSError, AgentError) as err:
+        kept = AgentError(f"{exc} (its screens were not saved: {err})", exc.hint)
+    else:
+        kept = AgentError(f"{exc}; the screens it saw are in {folder}", exc.hint)
+    kept.exit_code = exc.exit_code
+    return kept
 
 
 def board_still(a: np.ndarray, b: np.ndarray, bbox: BBox) -> bool:
@@ -80,7 +119,7 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
     way = WayIn()
     tapped: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> taps made
     aimed: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> looks while it moved
-    last = AgentError(f"{name}: no board found", hint="open the game on a level's board, then calibrate again")
+    last: AgentError = AgentError(f"{name}: no board found", hint="open the game on a level's board, then calibrate again")
     steps = 0
     moving = 0  # looks at a board found while it still moved
     while steps <= MAX_STEPS:
@@ -98,6 +137,7 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             moving += 1
             if moving <= MOVING_LOOKS:
                 steps -= 1
+            way.seen.append(("a board still moving", b))
             clock.sleep(STILL_GAP_S)
             continue
         foreground = device.foreground() if isinstance(device, AppControl) else None
@@ -107,8 +147,9 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             way.bbox = bbox
             return way
         action = _untried(verdict, tapped)
+        way.seen.append((f"{verdict.kind}: {action.label if action is not None else 'no way on'}", b))
         if action is None or action.kind not in ("tap", "back", "wait"):
-            raise last
+            raise _failed(last, way) from last
         if action.kind == "wait":
             way.steps.append(f"waited on {verdict.kind}: {action.why}")
             clock.sleep(STEP_WAIT_S)
@@ -129,12 +170,18 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             device.back()
             step = f"pressed Back on a {verdict.kind} screen ({action.why})"
         else:
-            raise last
+            raise _failed(last, way) from last
         way.steps.append(step)
         say(f"to reach the board: {step}")
         clock.sleep(STEP_WAIT_S)
-    raise AgentError(f"{name}: no board after leaving {MAX_STEPS} screens ({'; '.join(way.steps[-3:])})",
-                     hint="open the game on a level's board by hand, then calibrate again")  # fmt: skip
+    raise WayInError(f"{name}: no board after leaving {MAX_STEPS} screens ({'; '.join(way.steps[-3:])})",
+                     "open the game on a level's board by hand, then calibrate again", list(way.seen))  # fmt: skip
+
+
+def _failed(last: AgentError, way: WayIn) -> WayInError:
+    err = WayInError(str(last), last.hint, list(way.seen))
+    err.exit_code = last.exit_code
+    return err
 
 
 def _still_around(capture: Callable[[], np.ndarray], clock: Clock, frame: np.ndarray, point: tuple[int, int]) -> bool:

@@ -9,6 +9,7 @@ import pytest
 import numpy as np
 
 from agent.device.clock import ManualClock
+from agent.errors import AgentError
 from agent.games.match3.saga import SagaPhone
 from agent.games.match3.saga.family import world_of
 from agent.vision.ocr import default_ocr, ocr_unavailable_reason
@@ -226,3 +227,33 @@ def test_a_board_of_drawn_gems_is_no_map_of_round_badges(monkeypatch, tmp_path):
     x0, y0, x1, y1 = ph.board_bbox
     bx0, by0, bx1, by1 = way.bbox
     assert abs(bx0 - x0) + abs(by0 - y0) + abs(bx1 - x1) + abs(by1 - y1) <= 0.1 * (x1 - x0), (way.bbox, ph.board_bbox)
+
+
+def test_a_way_in_that_finds_no_board_keeps_the_screens_that_explain_it(tmp_path):
+    """A dialog whose every button, and Back, does nothing: the way in stops with a clear
+    reason, and the screens it looked at (with what was made of each) are saved where the
+    error names them, so a user can see what the agent saw."""
+    import cv2
+
+    from agent.vision.way_in import KEEP_SEEN, WayInError, keep_seen, reach_board
+
+    ph = _phone(11)
+    assert ph.screen_detail == "daily"
+    dialog = ph.screencap().copy()
+    phone = _Stuck(dialog, dialog)  # Back leaves the dialog up too
+
+    def no_board(frame):
+        raise AgentError("no board found", hint="open the game on a board")
+
+    with pytest.raises(WayInError) as caught:
+        reach_board(phone, ManualClock(), phone.serial, no_board, "match3", default_ocr())
+    exc = caught.value
+    assert 1 <= len(exc.seen) <= KEEP_SEEN and phone.backs >= 1
+    kept = keep_seen(exc, tmp_path / "seen")
+    assert str(tmp_path / "seen") in str(kept) and kept.hint == exc.hint
+    pngs = sorted((tmp_path / "seen").glob("*.png"))
+    assert len(pngs) == len(exc.seen)
+    assert cv2.imread(str(pngs[0])).shape == dialog.shape
+    steps = (tmp_path / "seen" / "steps.txt").read_text().splitlines()
+    assert [line.split(":")[0] for line in steps] == [p.name for p in pngs]
+    assert any("card" in line or "covered" in line for line in steps), steps
