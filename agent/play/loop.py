@@ -96,6 +96,7 @@ class PlayOptions:
 # A counter read 0 once after a move is looked at again this many times before the
 # next move (its second reading of 0 ends the level; a misread gives way to the number).
 ZERO_LOOKS = 3
+HEADER_FACTS = ("moves", "level", "goal")  # header places looked for again on a level's board when calibration missed one
 
 # Swipes are made slower, up to this, for a game that ignores fast ones.
 SLOWEST_SWIPE_MS = 480
@@ -218,6 +219,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self._same_reads = 0  # reads of that board in a row
         self._read_late = False  # the pending move's board was read once past the settle time
         self._zero_looks = 0  # looks again at a counter read 0 once, since the last move
+        self._header_looked: int | None = None  # the level attempt whose board the header was last looked for on
         self._progress_at: float | None = None  # the last move made (or the run's start)
         self.profile_changed = False  # a board found again or a look learned: the profile to save
         self._read_ms = 0.0  # what the last read cost, counted in the decision time
@@ -506,17 +508,41 @@ class PlayLoop(Generic[BoardT, MoveT]):
         wait, within the stuck timeout, scaled with the capture cost."""
         return min(self.options.stuck_timeout_s, max(self.timeouts.unreadable_s, 20.0, 40 * self.capture.cost_s))
 
-    def _level_on_board(self, status: Status | None, now: float) -> PlaySummary | None:
+    def _level_on_board(self, status: Status | None, now: float, frame: np.ndarray | None = None) -> PlaySummary | None:
         """A playable board at rest in a game of levels: the level it belongs to, its header."""
         stop = self.level_ended(self.levels.board(now))
         if stop is None:
             stop = self.level_ended(self.levels.status(status, now))
         cur = self.levels.current
+        if stop is None and frame is not None:
+            self._header_again(frame)
         if stop is None and cur is not None and cur.goal is not None:
             self._blocker_by_goal(cur.goal)
         if stop is None and cur is not None and cur.goal is not None and isinstance(self.player, PursuesGoal):
             self.player.set_goal(cur.goal)
         return stop
+
+    def _header_again(self, frame: np.ndarray) -> None:
+        """Where calibration's one look did not find a part of the header (the level's
+        number, its goal, moves left: one OCR pass over one frame can miss a bold digit on
+        a badge), it is looked for again on each level's first board at rest, and what is
+        found is read from then on."""
+        cur = self.levels.current
+        if cur is None or cur.index == self._header_looked or not isinstance(self.status_reader, FollowsProfile):
+            return
+        self._header_looked = cur.index
+        missing = [name for name in HEADER_FACTS if name not in self.profile.hud]
+        ocr = self.screens.ocr() if missing else None
+        if ocr is None:
+            return
+        from agent.vision.header import header_again
+
+        found = header_again(self.profile, frame, ocr, missing)
+        if found:
+            names = [n for n in missing if n in found]
+            self.adopt(replace(self.profile, hud={**self.profile.hud, **found}),
+                       f"the header's {', '.join(names)} found on this level's board (calibration missed it)",
+                       hud=names)  # fmt: skip
 
     def _blocker_by_goal(self, goal: Goal) -> None:
         """A goal to break a piece the profile holds as a tile: the game says what it is (a
@@ -686,7 +712,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                 continue
             self.screens.on_board()
             if opt.level_life:
-                stop = self._level_on_board(status, now)
+                stop = self._level_on_board(status, now, rest.frame)
                 if stop is not None:
                     return stop
                 if self.levels.ending:

@@ -237,12 +237,16 @@ def _unglued(words: list[Word]) -> list[Word]:
             m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*?)([il|:]?)([0-9OQ@Øø][0-9OQ@Øø,.]*)", text)
             if m is None or _label(m.group(1)) not in ALL_LABELS or not (
                     any(ch.isdigit() for ch in m.group(3)) or len(m.group(3)) == 1):
-                out.append(wd)
-                continue
+                # or a number of ones, each read as a letter of a stroke ("Stagei": a bold
+                # 1 on a badge, glued to its label)
+                m = re.fullmatch(r"([A-Za-z][A-Za-z.:]*?)([il|I!]{1,2})", text)
+                if m is None or _label(m.group(1)) not in ALL_LABELS or _label(text) in ALL_LABELS:
+                    out.append(wd)
+                    continue
         x0, y0, x1, y1 = wd.box
         label, number = m.group(1), m.groups()[-1]
         cut = x0 + round((x1 - x0) * len(label) / len(text))
-        digits = re.sub(r"[OQ@Øø]", "0", number)
+        digits = re.sub(r"[il|I!]", "1", re.sub(r"[OQ@Øø]", "0", number))
         out += [Word(label, (x0, y0, cut, y1), wd.conf), Word(digits, (cut, y0, x1, y1), wd.conf)]
     return out
 
@@ -400,6 +404,15 @@ def find_header(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None)
         out["goal"] = bbox_to_frac(place[0], w, h)
         out["goal_icon"] = bbox_to_frac(place[1], w, h)
     return out
+
+
+def header_again(profile: GameProfile, frame: np.ndarray, ocr: Ocr, names: list[str]) -> dict[str, Frac]:
+    """The places of the header's `names` (and of what goes with them: a goal's icon, a
+    number's line) found on `frame`, for a profile whose calibration missed them; the
+    places it holds are kept."""
+    found = find_header(frame, ocr, profile)
+    return {k: v for k, v in found.items()
+            if k not in profile.hud and (k in names or any(k.startswith(f"{n}_") for n in names))}  # fmt: skip
 
 
 def header_words(frame: np.ndarray, ocr: Ocr, profile: GameProfile | None = None) -> list[Word]:

@@ -45,7 +45,7 @@ class WayIn:
 
     steps: list[str] = field(default_factory=list)
     bbox: BBox | None = None  # the board found
-    seen: deque[tuple[str, np.ndarray]] = field(default_factory=lambda: deque(maxlen=KEEP_SEEN))
+    seen: deque[tuple[str, np.ndarray]] = field(default_factory=lambda: deque(maxlen=KEEP_SEEN), repr=False)
 
 
 class WayInError(AgentError):

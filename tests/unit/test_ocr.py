@@ -130,6 +130,18 @@ def test_a_label_glued_to_its_number_is_cut_in_two():
                                               ("25", (160, 0, 180, 10)), ("Play", (0, 20, 40, 30))]  # fmt: skip
 
 
+def test_a_one_glued_to_its_label_and_read_as_a_letter_is_a_one():
+    """A bold "1" on a badge, glued to its label, reads as a letter of one stroke
+    ("Stagei"); a label that itself ends in such a letter ("Lvl") stays whole."""
+    from agent.vision.header import _unglued
+
+    out = _unglued([Word("Stagei", (0, 0, 60, 10), 0.5), Word("Levelll", (0, 20, 70, 30), 0.5),
+                    Word("Lvl", (0, 40, 30, 50), 0.9), Word("Tail", (0, 60, 40, 70), 0.9)])  # fmt: skip
+    assert [(w.text, w.box) for w in out] == [("Stage", (0, 0, 50, 10)), ("1", (50, 0, 60, 10)),
+                                              ("Level", (0, 20, 50, 30)), ("11", (50, 20, 70, 30)),
+                                              ("Lvl", (0, 40, 30, 50)), ("Tail", (0, 60, 40, 70))]  # fmt: skip
+
+
 def test_rules_around_text_are_no_characters():
     """A badge's outline (two long vertical strokes) and its shadow (a wide thin curve)
     around a few characters: the rules go, the characters stay, and the text's height is

@@ -15,6 +15,7 @@ from agent.games.match3.saga.goals import BREAK, COLLECT, SCORE, Goal, focused_m
 from agent.games.match3.saga.phone import STORE_PACKAGE, SagaPhone
 from agent.games.match3.saga.rules import first_wave, matching_swaps
 from agent.simphone.phone import SimDevice
+from agent.vision.ocr import ocr_unavailable_reason as ocr_reason
 
 SIZE = (540, 1200)
 WAY_ON = ("play_level", "play", "collect", "ok", "close", "resume", "next", "retry", "close_ad")
@@ -356,3 +357,53 @@ def test_a_board_of_big_crates_is_found_at_its_own_pitch():
     found = find_board(ph.screencap())
     assert (found.rows, found.cols) == (ph.level.rows, ph.level.cols)
     assert iou(found.bbox, ph.board_bbox) >= 0.9
+
+
+@pytest.mark.skipif(ocr_reason() is not None, reason=str(ocr_reason()))
+def test_a_header_place_calibration_missed_is_found_on_a_levels_board(tmp_path):
+    """Calibration reads the header once, on one frame: a bold "1" on a badge can be
+    missed, and then every level's number reads "?". A header place the profile lacks is
+    looked for again on each level's first board at rest (once per attempt), journalled,
+    and read from then on."""
+    from dataclasses import replace
+
+    from agent.games.match3.game import GAME, Match3Player
+    from agent.games.match3.hints import ROLE_HINTS
+    from agent.games.match3.rules import Match3Config
+    from agent.games.match3.solver import GreedySolver
+    from agent.play.journal import Journal, read_journal
+    from agent.play.loop import PlayLoop, PlayOptions
+    from agent.play.run import HeaderStatus
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.ocr import default_ocr
+    from agent.vision.screen_facts import with_screen_facts
+
+    ph = level_board(2, 1, size=world_of(2).size)
+    frame = ph.screencap()
+    full = with_screen_facts(calibrate_frames([frame], "match3", hints=ROLE_HINTS).profile, frame, ph.package)
+    assert "level" in full.hud  # what a good look at this header finds
+    missed = replace(full, hud={k: v for k, v in full.hud.items() if k != "level"})
+    looks = []
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            looks.append(name)
+            return getattr(self.inner, name)
+
+    with Journal(tmp_path / "j.jsonl") as journal:
+        loop = PlayLoop(ph, GAME, missed, Match3Player(Match3Config(), GreedySolver()), ph.clock,
+                        options=PlayOptions(level_life=True), journal=journal,
+                        status_reader=HeaderStatus(missed, default_ocr()))  # fmt: skip
+        loop.screens._ocr_checked, loop.screens._ocr = True, Counting(default_ocr())
+        loop._level_on_board(None, 0.0, frame)
+        assert loop.profile.hud["level"] == full.hud["level"]
+        assert all(loop.profile.hud[k] == v for k, v in missed.hud.items())  # what it had is kept
+        assert loop.status_reader is not None and loop.status_reader(frame).level == 1  # type: ignore[union-attr]
+        n = len(looks)
+        loop._level_on_board(None, 1.0, frame)  # the same level's board again: no second look
+        assert len(looks) == n
+    lines = [x for x in read_journal(tmp_path / "j.jsonl") if x["type"] == "profile"]
+    assert len(lines) == 1 and lines[0]["hud"] == ["level"] and "header" in lines[0]["reason"]
