@@ -94,6 +94,36 @@ def test_a_cell_that_never_moves_is_played_as_immovable():
     assert p.learned().immovable == ()
 
 
+def test_a_cell_whose_tile_changed_colour_is_no_blocker_whatever_it_refused():
+    """Refusals count per piece, not per place: a cell that refused two swipes was played
+    as immovable, but once its tile turns into another colour (it fell, or was cleared and
+    refilled) it holds another piece, and no blocker changes colour: it is swiped again
+    (before: kept immovable for the level, it hid the board's one move, and the run
+    stopped on "no swap makes a match")."""
+    p = player("classic")
+    first = WITH_MATCH
+    d1 = p.decide(first)
+    assert p.check(first, d1, first).verdict == "not_applied"
+    second = Board.parse("AABA\nBCDB\nCDAC\nDACD")
+    d2 = p.decide(second)
+    assert p.check(second, d2, second).verdict == "not_applied"
+    assert (0, 2) in p.learned().immovable
+    # a swap elsewhere is taken; (0,2) is refilled with another colour on the way
+    third = Board.parse("DACA\nBDCB\nADBC\nCBDA")
+    d3 = p.decide(third)
+    assert (0, 2) not in d3.move.cells()
+    after = third.swapped(d3.move)
+    p.check(third, d3, Board.parse("DADA\n" + "\n".join(str(after).splitlines()[1:])))
+    assert (0, 2) not in p.learned().immovable and "changed colour" in p.learned().evidence[-1]
+    # a tile read as unknown for a frame says nothing: a refusal kept is kept
+    q = player("classic")
+    d = q.decide(first)
+    q.check(first, d, first)
+    assert (0, 2) in q._refused
+    q._forget_refusals(first, Board.parse("AA?A\nBCDB\nCDAC\nDABD"))
+    assert (0, 2) in q._refused
+
+
 def test_a_cell_that_refused_a_swipe_once_waits_while_another_swap_is_there():
     """One refused swipe does not prove a blocker (a second does), but it makes its cells
     suspects: on the next board a swap elsewhere comes first, so the proof costs no move

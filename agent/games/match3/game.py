@@ -415,6 +415,7 @@ class Match3Player:
         expected = str(choice.predicted).replace(".", "?")
         fields: dict[str, object] = {"known": c.known_cells, "agreeing": c.agreeing, "expected": expected}
         moved, self._moved = self._moved, True
+        self._forget_refusals(before, after)
         if probe:
             self._probed = True
             (r1, c1), (r2, c2) = choice.move.cells()
@@ -475,6 +476,25 @@ class Match3Player:
         kinds = [board[rc] for rc in move.cells() if board[rc] >= 0 and board[rc] not in self._moved_kinds]
         if kinds:
             self._blamed.add(min(kinds, key=lambda k: int((board.cells == k).sum())))
+
+    def _forget_refusals(self, before: Board, after: Board) -> None:
+        """A cell whose tile turned into a tile of another colour from one board to the
+        next holds another piece now (it fell, or was cleared and refilled): the swipes it
+        refused were refused to another piece, and no blocker changes colour. (World 2: a
+        cell that had refused two swipes at different moments, one of them with the sky
+        through a cut corner read as a tile beside it, was played as immovable for the
+        rest of the level, and the board's one move with it; the run stopped.)"""
+        if before.cells.shape != after.cells.shape:
+            return
+        a, b = before.cells, after.cells
+        rs, cs = np.nonzero((a != b) & (a >= 0) & (b >= 0))
+        changed = {(int(r), int(c)) for r, c in zip(rs, cs)}
+        for cell in changed & set(self._refused):
+            del self._refused[cell]
+        freed = sorted(changed & self._immovable)
+        if freed:
+            self._immovable -= set(freed)
+            self._evidence.append(f"cells {', '.join(map(str, freed))} changed colour: no blockers, played again")
 
     def _refused_by(self, board: Board, move: Move) -> None:
         cells = move.cells()
