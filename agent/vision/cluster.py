@@ -102,6 +102,39 @@ def centre_chroma(lab_cells: np.ndarray, inset: float = 0.2) -> np.ndarray:
     return cast(np.ndarray, np.hypot(inner[..., 1], inner[..., 2]).mean(axis=1))
 
 
+def _scene_beside_holes(groups: np.ndarray, keep: np.ndarray, empty: set[int], dist: np.ndarray,
+                        contrast: np.ndarray, holes: np.ndarray, rows: int, cols: int) -> set[int]:
+    """Flat groups that are the scene behind the board, seen past its outline: every cell
+    of the group touches a hole and is nearer to a hole beside it than to any piece of
+    the board. (A cut corner of an irregular board shows the sky: where a patch of it is
+    vivid, the chroma test above takes it for a flat tile, and calibration made a
+    "special" of two cells of purple nebula, swiped and refused.)"""
+    if not holes.any():
+        return set()
+    hole_at = holes.reshape(rows, cols)
+    out: set[int] = set()
+    for g in (int(g) for g in np.unique(groups[keep])):
+        if g in empty:
+            continue
+        members = np.flatnonzero(groups == g)
+        if float(np.median(contrast[members])) >= EMPTY_CONTRAST:
+            continue
+        pieces = np.flatnonzero((groups >= 0) & (groups != g) & ~np.isin(groups, list(empty)))
+        if not pieces.size:
+            continue
+        scene = True
+        for i in members:
+            r, c = divmod(int(i), cols)
+            beside = [rr * cols + cc for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+                      if 0 <= rr < rows and 0 <= cc < cols and hole_at[rr, cc]]  # fmt: skip
+            if not beside or float(dist[i, beside].min()) >= float(dist[i, pieces].min()):
+                scene = False
+                break
+        if scene:
+            out.add(g)
+    return out
+
+
 def symmetric_distances(features: np.ndarray, swapped: np.ndarray) -> np.ndarray:
     """Distances between cells that do not depend on the frame's channel order.
 
@@ -150,6 +183,7 @@ def cluster_cells(
         int(g) for g in np.unique(groups[keep])
         if float(np.median(contrast[groups == g])) < EMPTY_CONTRAST and float(np.median(chroma[groups == g])) < EMPTY_CHROMA
     }  # fmt: skip
+    empty |= _scene_beside_holes(groups, keep, empty, dist, contrast, holes_flat, rows, cols)
     tiles = [int(g) for g in np.unique(groups[keep]) if int(g) not in empty]
     groups = merge_layer_splits(groups, dist, views, margin, tiles)
     names = np.full(n, EMPTY_LABEL, dtype=object)

@@ -108,3 +108,23 @@ def test_a_cell_read_as_a_piece_or_another_board_forgets_the_hole(diamond):
     assert memory.holes(moved) == frozenset()  # another board
     memory.saw(moved, reading)
     assert memory.holes(profile) == frozenset()  # and the first is forgotten
+
+
+def test_a_vivid_patch_of_sky_in_a_cut_corner_is_learned_as_a_hole_not_a_piece():
+    """World 2's second level: a diamond over a drifting nebula. Two cells of its cut
+    corners showed a purple patch just vivid enough to pass the flat-tile chroma test, and
+    calibration made of them a "special of purple": swiped, refused, and one of the
+    refusals took the board's one real move with it. A flat look whose every cell touches
+    a hole, nearer to that hole than to any piece, is the scene behind the board."""
+    from test_saga_family import level_board
+
+    from agent.games.match3.saga.family import world_of
+
+    ph = level_board(2, 2, size=world_of(2).size)
+    cal = calibrate_frame(ph.screencap(), hints=ROLE_HINTS)
+    holes = ph.level.hole_mask()
+    assert (cal.profile.rows, cal.profile.cols) == holes.shape
+    labels = np.array(cal.clustering.labels)
+    assert (labels[holes] == ".").all(), labels
+    assert (labels[~holes] != ".").all(), labels  # every piece is still a piece
+    assert all(cal.profile.role_of(k) != "special" or (labels == k).sum() > 2 for k in cal.profile.class_labels)
