@@ -561,20 +561,22 @@ class PlayLoop(Generic[BoardT, MoveT]):
     def level_ended(self, records: list[LevelRecord] | LevelRecord | None) -> PlaySummary | None:
         """Journal the levels that just ended (and those whose outcome the next level's
         number told only now); the run's stop once --levels levels are won."""
-        if records is None:
-            return None
-        ended = [records] if isinstance(records, LevelRecord) else list(records)
+        ended = [] if records is None else [records] if isinstance(records, LevelRecord) else list(records)
+        just_now = bool(ended)  # (not only an earlier level told late: the level played ended)
+        # (a level left open-ended is told by the number of the one after it as soon as
+        # that is read: the run stops at --levels then, not a level later)
+        ended += [r for r in self.levels.resolve() if r not in ended]
         if not ended:
             return None
-        ended += [r for r in self.levels.resolve() if r not in ended]
         s = self.summary
         s.levels, s.levels_won, s.levels_lost = self._level_rows(), self.levels.won, self.levels.lost
         for rec in ended:
             self._log("level", **rec.as_dict())
         if self.watcher is not None:
             self.watcher.summary(s.as_dict())
-        self._set_goal(None)
-        self._ending_since = None
+        if just_now:
+            self._set_goal(None)
+            self._ending_since = None
         won, wanted = self.levels.won, self.options.levels
         if wanted is not None and won >= wanted:
             self._level_stop = self._stop(f"{won} levels won (--levels {wanted})", "limit", finished=True)

@@ -241,3 +241,52 @@ def test_near_the_levels_end_the_header_is_read_on_every_frame(monkeypatch):
     assert any(said != left for left, said in seen if left > HEADER_EVERY)
     assert all(said == left for left, said in seen if left < HEADER_EVERY)
     assert seen[-1] == (0, 0)
+
+
+def test_a_level_told_late_by_the_next_levels_number_stops_the_run_at_once(tmp_path):
+    """World 3 with --levels 3: level 3's board gave way to another board before any card
+    said how it ended; the next board's header then read 4, but that told level 3 won only
+    once level 4 had ended too, so the run played a level more and stopped at "4 levels
+    won (--levels 3)". The next level's number, once read, tells the open-ended level at
+    once: journalled, counted, and the run stops there; the level being played keeps its
+    goal."""
+    from agent.device.clock import ManualClock
+    from agent.games.match3.game import GAME, Match3Player
+    from agent.games.match3.rules import Match3Config
+    from agent.games.match3.sim import SimPhone
+    from agent.games.match3.sim_profile import sim_game_profile
+    from agent.games.match3.solver import GreedySolver
+    from agent.play.journal import Journal, read_journal
+    from agent.play.loop import PlayLoop, PlayOptions
+
+    phone = SimPhone(Match3Config(variant="classic", start_steps=30), seed=3, clock=ManualClock())
+
+    def loop(levels: int, journal: Journal) -> PlayLoop:
+        return PlayLoop(phone, GAME, sim_game_profile(phone), Match3Player(phone.config, GreedySolver()), phone.clock,
+                        options=PlayOptions(level_life=True, levels=levels), journal=journal)  # fmt: skip
+
+    with Journal(tmp_path / "j.jsonl") as journal:
+        lp = loop(2, journal)
+        assert lp._level_on_board(Status(None, None, level=1), 0.0) is None
+        lp.levels.moved()
+        assert lp.level_ended(lp.levels.screen("won", None, None, 1.0)) is None  # level 1 won
+        assert lp._level_on_board(Status(None, None, level=2), 2.0) is None
+        lp.levels.moved()
+        assert lp.level_ended(lp.levels.new_board(3.0)) is None  # another board: level 2 over, how unknown
+        assert lp.levels.won == 1
+        stop = lp._level_on_board(Status(None, None, level=3), 4.0)  # the next board reads level 3
+        assert stop is not None and stop.levels_won == 2 and "2 levels won" in stop.stop_reason
+    lines = [x for x in read_journal(tmp_path / "j.jsonl") if x["type"] == "level"]
+    assert [(x["level"], x["won"]) for x in lines] == [(1, True), (2, None), (2, True)]
+    assert lines[-1]["how"] == "the next level was 3"
+
+    goal = Goal("collect", target=9, left=9, colour="A", piece="A")
+    with Journal(tmp_path / "k.jsonl") as journal:
+        lp = loop(5, journal)  # far from --levels: the level played goes on, with its goal
+        lp._level_on_board(Status(None, None, level=1), 0.0)
+        lp.levels.moved()
+        lp.level_ended(lp.levels.new_board(1.0))
+        lp._level_on_board(Status(None, None, goal=goal), 2.0)  # the goal read first, the number not yet
+        assert lp.levels.won == 0
+        lp._level_on_board(Status(None, None, level=2, goal=goal), 3.0)
+        assert lp.levels.won == 1 and lp.player.goal_progress()["goal"] == "collect"
