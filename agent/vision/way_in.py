@@ -218,14 +218,14 @@ def _dialog_over(verdict: Any, bbox: BBox) -> bool:
     screen has no panel with a safe word on it; Back alone is never a reason; and a
     "panel" that is the board itself (its slots a flat face, a tile at its corner taken
     for a close glyph) is no card over it."""
-    from agent.vision.screens import NODE_LABEL
+    from agent.vision.screens import NODE_LABEL, _inside
 
     action = verdict.action
     panel = getattr(verdict, "panel", None)
     if panel is not None and iou(panel, bbox) >= 0.6:
         return False
     if (action is not None and action.label == NODE_LABEL and action.point is not None
-            and _within(action.point, bbox)):  # fmt: skip
+            and _inside(action.point, bbox)):  # fmt: skip
         # A "map" read from round shapes alone (no number, no Play) whose node is one of
         # the found board's cells is the board: drawn gems and crates are round flat badges
         # too (world 2's drawn art: its level node was tapped, a crate, until the steps ran out).
@@ -234,7 +234,3 @@ def _dialog_over(verdict: Any, bbox: BBox) -> bool:
         return True  # a map's or an ad's pictures may repeat like cells: no board is on it
     return (action is not None and action.kind in ("tap", "wait") and getattr(verdict, "panel", None) is not None
             and verdict.kind in ("covered", "card", "intro", "map", "ad"))
-
-
-def _within(point: tuple[int, int], bbox: BBox) -> bool:
-    return bbox[0] <= point[0] < bbox[2] and bbox[1] <= point[1] < bbox[3]
