@@ -56,7 +56,7 @@ class SimFleet:
                 log = log_file(self.log_dir, f"phone-{i}.log")
                 self._logs.append(log)
                 self.ports.append(port)
-                self.procs.append(start_sim_phone(port, log, *self._args(i)))
+                start_sim_phone(port, log, *self._args(i), adopt=self.procs.append)
                 self.connect(i)
         except BaseException:
             self.__exit__(None, None, None)
@@ -81,7 +81,11 @@ class SimFleet:
     def restart(self, i: int) -> None:
         """The phone comes back on the same port (a fresh game)."""
         self.kill(i)
-        self.procs[i] = start_sim_phone(self.ports[i], self._logs[i], *self._args(i))
+
+        def adopt(proc: subprocess.Popen[bytes]) -> None:
+            self.procs[i] = proc
+
+        start_sim_phone(self.ports[i], self._logs[i], *self._args(i), adopt=adopt)
 
     def __exit__(self, *exc: object) -> None:
         import adbutils

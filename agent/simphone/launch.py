@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, cast
 
@@ -46,23 +46,36 @@ def free_port() -> int:
                       hint="too many phones and adb servers started by this process; start fewer at once")  # fmt: skip
 
 
-def start_sim_phone(port: int, log: IO[bytes], *args: str, timeout_s: float = 60.0) -> subprocess.Popen[bytes]:
-    """`agent sim serve --port PORT ARGS...`, returned once it listens."""
+def start_sim_phone(
+    port: int, log: IO[bytes], *args: str, timeout_s: float = 60.0,
+    adopt: Callable[[subprocess.Popen[bytes]], object] | None = None,
+) -> subprocess.Popen[bytes]:  # fmt: skip
+    """`agent sim serve --port PORT ARGS...`, returned once it listens.
+
+    `adopt` is handed the child the moment it exists, with stop signals held: whoever ends
+    the phones then holds it before a Ctrl-C can land. A signal that lands while Popen
+    waits for the child's exec leaves a child nobody holds (Popen drops it), and one that
+    lands as this returns, a child its caller never stored: both were phones left running
+    after a farm was stopped while its phones started."""
     # --stop-with-input: it stops when the pipe to its stdin closes, that is when this
     # process ends, even killed with no chance to end it.
     cmd = [sys.executable, "-m", "agent.cli", "sim", "serve", "--port", str(port), "--stop-with-input", *args]
     # Its errors as single lines (`error:`, click's `Error:`) and plain tracebacks, so
     # the reason it did not start can be quoted from its log.
     env = {**os.environ, "TYPER_USE_RICH": "0", "TYPER_STANDARD_TRACEBACK": "1", "NO_COLOR": "1"}
-    # Its own session: a Ctrl-C at the terminal reaches whoever started it, who stops
-    # its workers first and the phone last, not the phone under a worker's feet.
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)  # fmt: skip
-    try:
-        wait_listening(proc, port, log, timeout_s)
-    except BaseException:
-        end_process(proc)
-        raise
+    with signals.deferred():
+        # Its own session: a Ctrl-C at the terminal reaches whoever started it, who stops
+        # its workers first and the phone last, not the phone under a worker's feet.
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)  # fmt: skip
+        if adopt is not None:
+            adopt(proc)
+        try:
+            with signals.allowed():  # waiting for it to listen stops at once on a signal
+                wait_listening(proc, port, log, timeout_s)
+        except BaseException:
+            end_process(proc)
+            raise
     return proc
 
 

@@ -149,7 +149,7 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
         action = _untried(verdict, tapped)
         way.seen.append((f"{verdict.kind}: {action.label if action is not None else 'no way on'}", b))
         if action is None or action.kind not in ("tap", "back", "wait"):
-            raise _failed(last, way) from last
+            raise _failed(last, way, unread=ocr is None and action is None) from last
         if action.kind == "wait":
             way.steps.append(f"waited on {verdict.kind}: {action.why}")
             clock.sleep(STEP_WAIT_S)
@@ -178,7 +178,18 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
                      "open the game on a level's board by hand, then calibrate again", list(way.seen))  # fmt: skip
 
 
-def _failed(last: AgentError, way: WayIn) -> WayInError:
+def _failed(last: AgentError, way: WayIn, unread: bool = False) -> WayInError:
+    """The stop, with the screens that explain it. `unread`: the screen left no way on
+    because there was no OCR to read its buttons; that, not the board, is what to fix (a
+    fresh machine without Tesseract said only "no game board found" over a dialog)."""
+    from agent.vision.ocr import ocr_unavailable_reason
+
+    missing = ocr_unavailable_reason() if unread else None
+    if missing is not None:
+        message = f"{last}; a screen with no way on could not be read: {missing}"
+        err = WayInError(message, f"{missing}, then try again", list(way.seen))
+        err.exit_code = last.exit_code
+        return err
     err = WayInError(str(last), last.hint, list(way.seen))
     err.exit_code = last.exit_code
     return err

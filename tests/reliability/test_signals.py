@@ -306,6 +306,37 @@ def test_a_phone_child_that_fails_says_one_line(tmp_path):
     assert f"see its log: {tmp_path / 'phone.log'}" in hint
 
 
+@pytest.mark.parametrize("adopted", [True, False], ids=["adopted", "on-its-own"])
+def test_a_signal_while_a_phone_process_is_being_created_leaves_no_phone(tmp_path, monkeypatch, adopted):
+    """A stop signal that lands while Popen waits for the phone's exec (Popen then drops
+    the child it made) or just as the phone is handed back: the phone is ended all the
+    same, by whoever adopted it or by the launcher."""
+    from agent import signals
+    from agent.simphone import launch
+
+    real_popen = subprocess.Popen
+
+    def popen_then_signalled(*args, **kwargs):
+        proc = real_popen(*args, **kwargs)
+        made.append(proc)
+        os.kill(os.getpid(), signal.SIGINT)  # handled at the next instruction, still in here
+        for _ in range(100):
+            pass
+        return proc
+
+    made: list[subprocess.Popen[bytes]] = []
+    adopted_by: list[subprocess.Popen[bytes]] = []
+    monkeypatch.setattr(launch.subprocess, "Popen", popen_then_signalled)
+    with launch.log_file(tmp_path, "phone.log") as log, signals.stop_on_signals():
+        with pytest.raises(KeyboardInterrupt):
+            launch.start_sim_phone(launch.free_port(), log, "--profiles", str(tmp_path / "p"),
+                                   adopt=adopted_by.append if adopted else None)  # fmt: skip
+    assert len(made) == 1
+    assert adopted_by == (made if adopted else [])
+    assert made[0].poll() is not None, "the phone process was left running"
+    assert not processes_mentioning(str(tmp_path))
+
+
 @pytest.mark.parametrize(
     "said, reason, fix",
     [

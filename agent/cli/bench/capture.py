@@ -150,9 +150,8 @@ def _private_phone(size: tuple[int, int], latency_ms: float = 0.0) -> Iterator[t
         # Undone in reverse order, however far the start got: adb server, phone, log.
         log = cleanup.enter_context(log_file(Path(tmp), "phone.log"))
         with console.status("starting a simulated phone and a private adb server"):
-            phone = start_sim_phone(phone_port, log, "--size", f"{size[0]}x{size[1]}", "--profiles", tmp,
-                                    "--latency-ms", f"{latency_ms:g}")  # fmt: skip
-            cleanup.callback(end_process, phone)
+            start_sim_phone(phone_port, log, "--size", f"{size[0]}x{size[1]}", "--profiles", tmp,
+                            "--latency-ms", f"{latency_ms:g}", adopt=lambda p: cleanup.callback(end_process, p))  # fmt: skip
             cleanup.callback(stop_server, target)
             ensure_server(target)
             connect_tcp(f"127.0.0.1:{phone_port}", target)

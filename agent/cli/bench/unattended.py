@@ -118,8 +118,8 @@ def run_seed(seed: int, levels: int, latency_ms: float, max_moves: int, work: Pa
         status.update(f"seed {seed}: starting the game and a private adb server (port {target.port})")
         phone = start_sim_phone(phone_port, log, "--scene", "saga", "--seed", str(seed), "--latency-ms",
                                 f"{latency_ms:g}", "--no-profile", "--truth", str(truth_path),
-                                "--profiles", str(profiles))  # fmt: skip
-        cleanup.callback(end_process, phone)
+                                "--profiles", str(profiles),
+                                adopt=lambda p: cleanup.callback(end_process, p))  # fmt: skip
         cleanup.callback(stop_server, target)
         ensure_server(target)
         connect_tcp(address, target)

@@ -73,8 +73,8 @@ def play_on_the_wire(
         log = cleanup.enter_context(log_file(work, "phone.log"))
         status(f"starting the game and a private adb server (port {target.port})")
         phone = start_sim_phone(phone_port, log, *phone_args, "--no-profile", "--truth", str(truth_path),
-                                "--profiles", str(profiles))  # fmt: skip
-        cleanup.callback(end_process, phone)
+                                "--profiles", str(profiles),
+                                adopt=lambda p: cleanup.callback(end_process, p))  # fmt: skip
         cleanup.callback(stop_server, target)
         ensure_server(target)
         connect_tcp(address, target)
