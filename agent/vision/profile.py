@@ -769,8 +769,9 @@ def save_game_profile(
     model: str, width: int, height: int, game: GameProfile, directory: str | os.PathLike[str]
 ) -> Path:
     """Write (or refresh) one game's profile in the device's file in `directory`, keeping
-    the file's other games. A broken file is replaced: the caller's profile is newer. A
-    folder in the file's place is not (it may hold anything): that is a ProfileError."""
+    the file's other games. A broken file is replaced, the caller's profile being newer,
+    but kept beside it as `NAME.unreadable` (it may hold a hand edit or other games worth
+    recovering). A folder in the file's place is not replaced: that is a ProfileError."""
     path = Path(directory) / profile_filename(model, width, height)
     if path.is_dir():
         raise ProfileError(f"{path}: is a folder where this phone's profile file goes",
@@ -779,9 +780,21 @@ def save_game_profile(
         device = load_profile(path).with_game(game) if path.exists() else None
     except ProfileError:
         device = None
+        _keep_unreadable(path)
     if device is None:
         device = DeviceProfile(model, width, height, None, {game.game: game})
     return save_profile(device, path)
+
+
+def _keep_unreadable(path: Path) -> Path:
+    """Move an unreadable profile file aside under a name no other file has."""
+    kept = path.with_name(path.name + ".unreadable")
+    n = 1
+    while kept.exists():
+        n += 1
+        kept = path.with_name(f"{path.name}.unreadable-{n}")
+    os.replace(path, kept)
+    return kept
 
 
 # -- lookup -----------------------------------------------------------------------------
