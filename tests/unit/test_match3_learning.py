@@ -48,6 +48,23 @@ def test_auto_probes_when_nothing_matches_and_learns_classic_from_an_undone_swap
     assert getattr(again, "wait", False) and not hasattr(again, "move")
 
 
+def test_auto_tries_a_piece_of_unknown_kind_before_probing_the_rules():
+    """Nothing matches, but a piece of unknown kind sits among tiles (a colour bomb the
+    calibration never saw): it is tried first, as classic rules would take it; the probe
+    of the rules waits for a board with no such piece."""
+    p = player("auto")
+    with_piece = Board.parse("ABCD\nBC?A\nCDAB\nDABC")
+    d = p.decide(with_piece)
+    assert d.fields.get("trial") and not d.fields.get("probe"), d.fields
+    assert (1, 2) in d.move.cells()
+    p.moved(True)
+    after = Board.parse("ABCD\nBCDA\nCDAB\nDABC")  # taken: something happened to it
+    p.check(with_piece, d, after)
+    assert p.known_variant is None
+    d2 = p.decide(NO_MATCH)
+    assert d2.fields.get("probe"), d2.fields
+
+
 def test_auto_learns_step_rules_when_a_non_matching_swap_is_taken():
     p = player("auto")
     d = p.decide(NO_MATCH)
@@ -77,6 +94,7 @@ def test_a_cell_that_never_moves_is_played_as_immovable():
     first = WITH_MATCH  # its one matching swap moves (0,2)
     d1 = p.decide(first)
     assert (0, 2) in d1.move.cells()
+    p.moved(False)  # the swipe was ignored: nothing moved on the screen
     assert p.check(first, d1, first).verdict == "not_applied"
     assert not hasattr(p.decide(first), "move")  # not the swipe the game just ignored, on the same board
     second = Board.parse("""
@@ -87,8 +105,10 @@ def test_a_cell_that_never_moves_is_played_as_immovable():
     """)  # another board (something else moved); its one match needs (0,2) again
     d2 = p.decide(second)
     assert (0, 2) in d2.move.cells()
+    p.moved(False)
     assert p.check(second, d2, second).verdict == "not_applied"
     assert (0, 2) in p.learned().immovable and "did not move" in p.learned().evidence[-1]
+    assert (0, 0) not in p.learned().immovable  # the match's other cells: the swipe never moved (0,2)
     assert not hasattr(p.decide(Board.parse("AABA\nBCDB\nCDAC\nDBCD")), "move")  # (0,2) is never swiped again
     p.reset_board()  # a new level: cells start afresh
     assert p.learned().immovable == ()
@@ -122,6 +142,32 @@ def test_a_cell_whose_tile_changed_colour_is_no_blocker_whatever_it_refused():
     assert (0, 2) in q._refused
     q._forget_refusals(first, Board.parse("AA?A\nBCDB\nCDAC\nDABD"))
     assert (0, 2) in q._refused
+
+
+def test_a_crate_read_as_tiles_that_two_refused_matches_needed_is_played_as_immovable():
+    """A 2x2 crate read as four tiles (DD over EE at the left edge): every swap that lines
+    a D up with its D pair is undone by the game. The refused match's other cells are
+    suspects as its swapped ones are, and two refused matches that needed the same cells
+    make them immovable: the next board's match through them is not swiped, one elsewhere
+    is (world 11 swiped three such swaps on one level, each undone)."""
+    cfg = Match3Config(variant="classic", rows=5, cols=5, n_types=5)
+    p = player("classic", cfg)
+    first = Board.parse("CDECE\nCAEBD\nDDADC\nEEBAE\nADCCE")  # one matching swap: (2,2) right
+    d1 = p.decide(first)
+    assert str(d1.move) == "2,2,R"
+    p.moved(True)  # swapped on the screen, and swapped back
+    assert p.check(first, d1, first).verdict == "not_applied"
+    only = Board.parse("AEEAA\nACDCA\nDDCBD\nEEABB\nEBCCD")  # one matching swap: (1,2) down
+    d2 = p.decide(only)
+    assert str(d2.move) == "1,2,D"
+    p.moved(True)
+    assert p.check(only, d2, only).verdict == "not_applied"
+    learned = p.learned()
+    assert {(2, 0), (2, 1)} <= set(learned.immovable), learned
+    assert any("matches the game would not make" in e for e in learned.evidence), learned.evidence
+    elsewhere = Board.parse("EABEC\nBDCDB\nDDABC\nEECDC\nDECBD")  # (1,2) down through them, (0,4) down
+    d3 = p.decide(elsewhere)
+    assert str(d3.move) == "0,4,D", d3
 
 
 def test_a_cell_that_refused_a_swipe_once_waits_while_another_swap_is_there():

@@ -373,12 +373,15 @@ class Match3Player:
                 self._tried_looks.add(curious[1])
                 choice, planned, trial, self._goal_pending = curious[0], None, True, 0
         self._probe = False
+        if choice is None and self.config.variant == "classic":
+            # Before a probe of the rules: a piece of unknown kind among tiles is the likelier
+            # reason nothing matches (a colour bomb), and a game of classic rules takes it
+            # where it undoes the probe (world 10: a probe undone, then the bomb taken).
+            choice = _trial_choice(board, view, known_blockers | avoided, self._tried)
+            trial = choice is not None
         if choice is None and self.known_variant is None and not self._probed:
             choice = self._probe_choice(view)
             self._probe = choice is not None
-        if choice is None and self.config.variant == "classic":
-            choice = _trial_choice(board, view, known_blockers | avoided, self._tried)
-            trial = choice is not None
         self._trial = trial
         if choice is None:
             classic = self.config.variant == "classic"
@@ -451,6 +454,8 @@ class Match3Player:
                          "it is not tried again", fields, trial=True)  # fmt: skip
         if c.verdict == "not_applied":
             self._refused_by(before, choice.move)
+            if moved:  # seen moving and coming back: undone, not ignored
+                self._suspect_partners(before, choice.move)
             self._blame(before, choice.move)
             fields["immovable"] = [list(rc) for rc in sorted(self._immovable)]
         elif c.verdict == "as_predicted":
@@ -495,6 +500,22 @@ class Match3Player:
         if freed:
             self._immovable -= set(freed)
             self._evidence.append(f"cells {', '.join(map(str, freed))} changed colour: no blockers, played again")
+
+    def _suspect_partners(self, board: Board, move: Move) -> None:
+        """A matching swap the game swapped and swapped back: its two pieces move, but the
+        match it was to make may hold a piece that is no tile (a 2x2 crate read as four tiles of two colours, in world 11
+        two of them the pair that three refused swaps would have lined up). The match's
+        other cells are suspects as the swapped ones are: one that a second refused match
+        needed is played as immovable, until it changes colour (_forget_refusals)."""
+        after = board.swapped(move)
+        moved = set(move.cells())
+        partners = {cell for g in find_groups(after) if moved & set(g.cells) for cell in g.cells} - moved
+        for cell in sorted(partners):
+            self._refused[cell] = self._refused.get(cell, 0) + 1
+            if self._refused[cell] >= IMMOVABLE_AFTER and cell not in self._immovable:
+                self._immovable.add(cell)
+                self._evidence.append(f"cell {cell} was in {self._refused[cell]} matches the game would not make: "
+                                      "played as immovable (a blocker read as a tile)")  # fmt: skip
 
     def _refused_by(self, board: Board, move: Move) -> None:
         cells = move.cells()
