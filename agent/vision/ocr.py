@@ -354,29 +354,29 @@ class TesseractOcr:
     def _data(self, grey: np.ndarray, config: str) -> dict[str, list[str]]:
         import pytesseract
 
-        timeouts = (self.timeout_s, self.timeout_s * SLOW_RETRY)
-        try:
-            for i, timeout in enumerate(timeouts):
-                try:
-                    data = pytesseract.image_to_data(
-                        grey, lang=self.lang, config=config, output_type=pytesseract.Output.DICT, timeout=timeout
-                    )
-                    return cast(dict[str, list[str]], data)
-                except RuntimeError as exc:
-                    # A machine busy with other phones (a farm, a bench of two games at
-                    # once) can take longer than the guard over one full screen: read
-                    # once more, given longer, rather than see no words (the level's
-                    # place in the header was missed so at calibration).
-                    if "timeout" not in str(exc).lower() or i == len(timeouts) - 1:
-                        raise
+        tries = (self.timeout_s, self.timeout_s * SLOW_RETRY)
+        for i, timeout in enumerate(tries):
+            try:
+                data = pytesseract.image_to_data(
+                    grey, lang=self.lang, config=config, output_type=pytesseract.Output.DICT, timeout=timeout
+                )
+                return cast(dict[str, list[str]], data)
+            except RuntimeError as exc:
+                # A machine busy with other phones (a farm, a bench of two games at once)
+                # can take longer than the guard over one full screen: read once more,
+                # given longer, rather than see no words (the level's place in the header
+                # was missed so at calibration).
+                if "timeout" in str(exc).lower() and i + 1 < len(tries):
                     self.slow += 1
-            return {}
-        except (RuntimeError, OSError):
-            # pytesseract's timeout, a Tesseract that failed or vanished: no words (the
-            # screen is then unknown and the loop stops saying so) rather than a crash;
-            # not cached: the next frame tries again
-            self.failures += 1
-            return {}
+                    continue
+            except OSError:
+                pass
+            break
+        # Timed out twice, a Tesseract that failed or vanished: no words (the screen is then
+        # unknown and the loop stops saying so) rather than a crash; not cached: the next
+        # frame tries again
+        self.failures += 1
+        return {}
 
     def words(self, image: np.ndarray) -> list[Word]:
         key = self._key("words", image)

@@ -786,7 +786,7 @@ def save_game_profile(
     return save_profile(device, path)
 
 
-def _keep_unreadable(path: Path) -> Path:
+def _keep_unreadable(path: Path) -> None:
     """Move an unreadable profile file aside under a name no other file has."""
     kept = path.with_name(path.name + ".unreadable")
     n = 1
@@ -794,7 +794,6 @@ def _keep_unreadable(path: Path) -> Path:
         n += 1
         kept = path.with_name(f"{path.name}.unreadable-{n}")
     os.replace(path, kept)
-    return kept
 
 
 # -- lookup -----------------------------------------------------------------------------

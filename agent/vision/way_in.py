@@ -185,12 +185,10 @@ def _failed(last: AgentError, way: WayIn, unread: bool = False) -> WayInError:
     from agent.vision.ocr import ocr_unavailable_reason
 
     missing = ocr_unavailable_reason() if unread else None
+    message, hint = str(last), last.hint
     if missing is not None:
-        message = f"{last}; a screen with no way on could not be read: {missing}"
-        err = WayInError(message, f"{missing}, then try again", list(way.seen))
-        err.exit_code = last.exit_code
-        return err
-    err = WayInError(str(last), last.hint, list(way.seen))
+        message, hint = f"{message}; a screen with no way on could not be read: {missing}", f"{missing}, then try again"
+    err = WayInError(message, hint, list(way.seen))
     err.exit_code = last.exit_code
     return err
 

@@ -503,19 +503,15 @@ class Match3Player:
 
     def _suspect_partners(self, board: Board, move: Move) -> None:
         """A matching swap the game swapped and swapped back: its two pieces move, but the
-        match it was to make may hold a piece that is no tile (a 2x2 crate read as four tiles of two colours, in world 11
-        two of them the pair that three refused swaps would have lined up). The match's
-        other cells are suspects as the swapped ones are: one that a second refused match
-        needed is played as immovable, until it changes colour (_forget_refusals)."""
-        after = board.swapped(move)
+        match it was to make may hold a piece that is no tile (in world 11 a 2x2 crate read
+        as four tiles of two colours, whose pair three refused swaps would have lined up).
+        The match's other cells are suspects as the swapped ones are: one that a second
+        refused match needed is played as immovable, until it changes colour."""
         moved = set(move.cells())
-        partners = {cell for g in find_groups(after) if moved & set(g.cells) for cell in g.cells} - moved
-        for cell in sorted(partners):
-            self._refused[cell] = self._refused.get(cell, 0) + 1
-            if self._refused[cell] >= IMMOVABLE_AFTER and cell not in self._immovable:
-                self._immovable.add(cell)
-                self._evidence.append(f"cell {cell} was in {self._refused[cell]} matches the game would not make: "
-                                      "played as immovable (a blocker read as a tile)")  # fmt: skip
+        partners = {cell for g in find_groups(board.swapped(move)) if moved & set(g.cells) for cell in g.cells}
+        for cell in sorted(partners - moved):
+            self._count_refusal(cell, "was in {n} matches the game would not make: played as immovable "
+                                      "(a blocker read as a tile)")  # fmt: skip
 
     def _refused_by(self, board: Board, move: Move) -> None:
         cells = move.cells()
@@ -524,11 +520,15 @@ class Match3Player:
         same = self._stale is not None and self._stale[0] == str(board)
         self._stale = (str(board), set(cells) | (self._stale[1] if same and self._stale is not None else set()))
         for cell in cells:
-            self._refused[cell] = self._refused.get(cell, 0) + 1
-            if self._refused[cell] >= IMMOVABLE_AFTER and cell not in self._immovable:
-                self._immovable.add(cell)
-                self._evidence.append(f"cell {cell} did not move when swiped {self._refused[cell]} times: "
-                                      "played as immovable (a blocker)")  # fmt: skip
+            self._count_refusal(cell, "did not move when swiped {n} times: played as immovable (a blocker)")
+
+    def _count_refusal(self, cell: tuple[int, int], why: str) -> None:
+        """One more refusal for a cell; at IMMOVABLE_AFTER it is played as immovable, `why`
+        ({n}: its refusals) saying so in the evidence."""
+        self._refused[cell] = self._refused.get(cell, 0) + 1
+        if self._refused[cell] >= IMMOVABLE_AFTER and cell not in self._immovable:
+            self._immovable.add(cell)
+            self._evidence.append(f"cell {cell} " + why.format(n=self._refused[cell]))
 
     def at_rest(self, before: Board, after: Board) -> bool:
         return at_rest(before, after)
