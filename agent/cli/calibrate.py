@@ -137,7 +137,7 @@ def calibrate(
     from agent.vision.frames import calibrate_frames
     from agent.files import save_png
     from agent.vision.overlay import draw_overlay
-    from agent.vision.profile import DeviceProfile, load_profile, profile_filename, save_profile
+    from agent.vision.profile import DeviceProfile, keep_unreadable, load_profile, profile_filename, save_profile
 
     check_choice("--game", game, _games())
     output_dir(profiles, "--profiles")
@@ -160,7 +160,8 @@ def calibrate(
     try:
         device = load_profile(path) if path.exists() else None
     except ProfileError:
-        device = None  # confirmed above: replace the broken file
+        device = None  # confirmed above: replace the broken file, kept beside it
+        keep_unreadable(path)
     if device is None or (device.width, device.height) != (w, h):
         device = DeviceProfile(dev_model, w, h, density, {})
     from agent.vision.screen_facts import with_screen_facts

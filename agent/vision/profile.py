@@ -780,13 +780,13 @@ def save_game_profile(
         device = load_profile(path).with_game(game) if path.exists() else None
     except ProfileError:
         device = None
-        _keep_unreadable(path)
+        keep_unreadable(path)
     if device is None:
         device = DeviceProfile(model, width, height, None, {game.game: game})
     return save_profile(device, path)
 
 
-def _keep_unreadable(path: Path) -> None:
+def keep_unreadable(path: Path) -> None:
     """Move an unreadable profile file aside under a name no other file has."""
     kept = path.with_name(path.name + ".unreadable")
     n = 1
