@@ -225,6 +225,7 @@ class RayFarm(Farm):
         self._last_nodes = -1e9
         self._journals: dict[str, IO[str]] = {}
         self._run_decisions: dict[str, int] = {}  # decision lines of the device's current run
+        self._run_lines: dict[str, int] = {}  # journal lines of the device's current run (0: it never began)
         self.rosters_seen: dict[str, dict[str, Any]] = {}  # node id -> its roster's last reply
         self.calls_to_driver = 0  # the inbox calls the phones' actors made (a batch of events each), of runs that ended
         # Recordings, copied from the nodes as they grow (--record) and when a run ends.
@@ -329,6 +330,7 @@ class RayFarm(Farm):
         actor = self._actor(row)
         row.process = _ActorRun(actor, actor.play.remote(spec.to_json(), profiles), time.monotonic())
         self._run_decisions[row.key] = 0
+        self._run_lines[row.key] = 0
         row.runs += 1
         row.state = "starting" if row.runs == 1 else "rejoining"
 
@@ -362,6 +364,7 @@ class RayFarm(Farm):
             f = self._journals[key] = open(self.run_dir / journal_name(key), "a", encoding="utf-8")
         f.write(json.dumps(line, separators=(",", ":")) + "\n")
         f.flush()
+        self._run_lines[key] = self._run_lines.get(key, 0) + 1
         if line.get("type") == "decision":
             self._run_decisions[key] = self._run_decisions.get(key, 0) + 1
 
@@ -479,6 +482,10 @@ class RayFarm(Farm):
         if died is not None:
             self._end_journal(row, "the phone's actor died before its stop line", "crashed")
             self._event("actor_died", key=row.key, error=_first_line(died))
+            if not self._run_lines.get(row.key):
+                # (a call made while Ray still restarted the actor's process: the run never
+                # reached the phone, its journal has no start line of it)
+                self._event("run_not_started", key=row.key, error=_first_line(died))
             row.last_error = f"its actor died: {_first_line(died)}"
         else:
             self._end_journal(row, "the phone's actor returned before its stop line", "crashed")

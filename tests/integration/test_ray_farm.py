@@ -125,7 +125,11 @@ def test_a_farm_on_two_ray_nodes_survives_a_killed_actor(cluster, tmp_path):
             before = sum(r["type"] == "decision" for r in records[:last_start])
             assert before >= killed["moves"]
         assert records[-1]["reason"] == f"move limit reached ({MOVES - before})"
-        assert sum(r["type"] == "start" for r in records) == d["runs"]
+        # a start line a run, but for a run whose call came while Ray still restarted the
+        # killed actor (it failed before reaching the phone; the farm says so)
+        not_started = sum(e["event"] == "run_not_started" and e["key"] == key for e in summary["events"])
+        assert sum(r["type"] == "start" for r in records) == d["runs"] - not_started
+        assert not_started == 0 or key == victim
     victim_log = read_journal(run_dir / journal_name(victim))
     crashed = [r for r in victim_log if r["type"] == "stop" and r.get("kind") == "crashed"]
     assert crashed and crashed[0]["written_by"] == "farm"

@@ -95,6 +95,44 @@ def test_the_driver_writes_each_journal_from_its_lines_and_counts_what_was_made(
     assert sorted(p.name for p in farm.run_dir.iterdir()) == [journal_name("n1/a")]
 
 
+class _DeadActorRay:
+    """Ray as the driver sees it while a phone's actor process is dead or being restarted:
+    every call's result is that error."""
+
+    def get(self, ref, timeout=None):
+        raise RuntimeError("The actor died unexpectedly before finishing this task.\nmore")
+
+
+class _Calls:
+    def __getattr__(self, name):
+        return type("Method", (), {"remote": staticmethod(lambda *a: object())})()
+
+
+def test_a_run_whose_actor_died_before_it_began_is_told_apart_from_one_that_played(tmp_path):
+    from agent.farm.ray_farm import _ActorRun
+
+    farm = _driver(tmp_path, {"n1": "10.0.0.1"})
+    farm.ray, farm.inbox, farm.node_dir = _DeadActorRay(), _Calls(), tmp_path / "nodes"
+    row = farm.rows["n1/a"] = DeviceRow("n1/a", "127.0.0.1", 5037, "a", node="n1", state="playing", runs=1)
+    farm.actors["n1/a"] = _Calls()
+    farm._run_decisions["n1/a"], farm._run_lines["n1/a"] = 0, 0
+    # the first run played (a start line and a move), then its process was killed
+    for line in ({"type": "start"}, {"type": "decision"}):
+        farm._handle({"kind": "journal", "key": "n1/a", "line": line})
+    farm._ended(row, _ActorRun(farm.actors["n1/a"], object(), 0.0))
+    assert [e["event"] for e in farm.events if e["event"] in ("actor_died", "run_not_started")] == ["actor_died"]
+    assert row.state == "retrying" and row.moves == 1
+    # the retry's call came while Ray still restarted the process: it never reached the phone
+    row.state, row.runs = "rejoining", 2
+    farm._run_decisions["n1/a"], farm._run_lines["n1/a"] = 0, 0
+    farm._ended(row, _ActorRun(farm.actors["n1/a"], object(), 0.0))
+    kinds = [e["event"] for e in farm.events if e["event"] in ("actor_died", "run_not_started")]
+    assert kinds == ["actor_died", "actor_died", "run_not_started"]
+    records = read_journal(farm.run_dir / journal_name("n1/a"))
+    assert sum(r["type"] == "start" for r in records) == row.runs - kinds.count("run_not_started")
+    assert [r["type"] for r in records] == ["start", "decision", "stop"]  # one stop line, not two
+
+
 def test_a_node_that_left_takes_its_phones_out_with_the_reason(tmp_path):
     farm = _driver(tmp_path, {"n1": "10.0.0.1", "n2": "10.0.0.2"})
     farm.rows["n1/a"] = DeviceRow("n1/a", "127.0.0.1", 5037, "a", node="n1", state="playing")
