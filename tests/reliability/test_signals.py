@@ -411,3 +411,28 @@ def test_bench_capture_ends_its_phone_on_sigterm(tmp_path, adb_env):
     assert_handled(r, 143)
     left = processes_mentioning(str(tmp_path))
     assert not left, "left running:\n" + "\n".join(left)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("phase", ["calibrate", "play"])
+def test_bench_levels_playing_games_in_parallel_stops_on_sigterm_to_itself_alone(tmp_path, adb_env, phase):
+    """The games are played by threads, each with its phone, adb server, calibration and
+    play: SIGTERM to the bench's own process (not its group) ends all of them, soon."""
+    from agent.games.match3.saga.family import world_of
+
+    keep = tmp_path / "keep"
+    world = next(n for n in range(40) if world_of(n).size[0] <= 720)  # a small screen: a quick calibration
+    args = ("bench", "levels", "--games", "2", "--first-world", str(world), "--no-greedy", "--parallel", "2",
+            "--latency-ms", "0", "--keep", str(keep))  # fmt: skip
+    proc = start_agent(*args, cwd=tmp_path, env={**adb_env, "TMPDIR": str(tmp_path)})
+    try:
+        assert wait_for(lambda: handlers_installed(proc.pid), 60), "the command never took its signal handlers"
+        busy = f"agent.cli {phase} --serial"
+        assert wait_for(lambda: any(busy in p for p in processes_mentioning(str(keep))), 240), f"no {phase} began"
+        r = signal_and_wait(proc, signal.SIGTERM, args, timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert_handled(r, 143)
+    left = processes_mentioning(str(tmp_path))
+    assert not left, "left running:\n" + "\n".join(left)

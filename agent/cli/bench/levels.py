@@ -86,7 +86,7 @@ def _count(d: Any) -> dict[str, int]:
 
 
 def run_game(world: int, player: str, levels: int, latency_ms: float, max_moves: int, work: Path,
-             status: Any) -> GameRun:  # fmt: skip
+             status: Any, stop: threading.Event | None = None) -> GameRun:  # fmt: skip
     from agent.cli.bench.wire_game import play_on_the_wire
     from agent.games.match3.saga.family import world_of
 
@@ -98,7 +98,7 @@ def run_game(world: int, player: str, levels: int, latency_ms: float, max_moves:
     out = GameRun(world, player)
     try:
         wp = play_on_the_wire(phone_args, play_args, work, timeout_s=60.0 * levels * 6,
-                              status=lambda text: status(f"world {world}, {player}: {text}"))  # fmt: skip
+                              status=lambda text: status(f"world {world}, {player}: {text}"), stop=stop)  # fmt: skip
     except AgentError as exc:
         out.error = str(exc)
         return out
@@ -150,15 +150,26 @@ def bench_levels(
                     spinner.update(f"[{len(results)}/{len(jobs)} done, {time.monotonic() - start:.0f} s] "
                                    + " | ".join(lines.values()))  # fmt: skip
 
+            stop = threading.Event()
+
             def one(job: tuple[int, str]) -> None:
                 w, p = job
-                r = run_game(w, p, levels, latency_ms, max_moves, root / f"world-{w}-{p}", lambda t: show(job, t))
+                r = run_game(w, p, levels, latency_ms, max_moves, root / f"world-{w}-{p}", lambda t: show(job, t), stop)
                 with lock:
                     results[job] = r
                     lines.pop(job, None)
 
-            with ThreadPoolExecutor(max_workers=parallel) as pool:
+            pool = ThreadPoolExecutor(max_workers=parallel)
+            try:
                 list(pool.map(one, jobs))
+            except BaseException:
+                # A stop signal reaches this thread only: the games' threads stop their
+                # calibrations and plays (each its clean stop), the games not begun are not.
+                stop.set()
+                raise
+            finally:
+                spinner.update("stopping the games being played" if stop.is_set() else "")
+                pool.shutdown(wait=True, cancel_futures=True)
     _report([results[j] for j in jobs], levels, latency_ms, as_json, time.monotonic() - start)
 
 
