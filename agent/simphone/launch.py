@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from agent import signals
 from agent.errors import DeviceError
@@ -128,11 +128,11 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def end_process(proc: subprocess.Popen[bytes]) -> None:
+def end_process(proc: subprocess.Popen[Any]) -> None:
     end_processes([proc])
 
 
-def end_processes(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+def end_processes(procs: Sequence[subprocess.Popen[Any]]) -> None:
     """Stop the phones (and anything they started: their process groups) together:
     SIGTERM to each, then SIGKILL to what is left after the grace, shorter once a second
     signal came to this process. A signal that comes meanwhile waits until they are gone."""
@@ -158,7 +158,7 @@ def end_processes(procs: Sequence[subprocess.Popen[bytes]]) -> None:
                 p.stdin.close()
 
 
-def _signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
+def _signal_group(proc: subprocess.Popen[Any], signum: int) -> None:
     """The process's group when it leads one (start_new_session), else the process."""
     try:
         if os.getpgid(proc.pid) == proc.pid:
