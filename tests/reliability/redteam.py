@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -108,7 +109,17 @@ def assert_handled(r: Result, codes: tuple[int, ...] | int, says: str | tuple[st
             assert "fix:" in r.err.lower(), f"no fix given\n{r.describe()}"
     for word in (says,) if isinstance(says, str) else says:
         if word:
-            assert word.lower() in r.text.lower(), f"message does not say {word!r}\n{r.describe()}"
+            said = word.lower() in r.text.lower() or _unwrapped(word) in _unwrapped(r.text)
+            assert said, f"message does not say {word!r}\n{r.describe()}"
+
+
+_LAYOUT = re.compile(r"[\s│╭╮╰╯─]+")
+
+
+def _unwrapped(text: str) -> str:
+    """The text without its layout: a long path that typer's error box wrapped across
+    lines still counts as said."""
+    return _LAYOUT.sub("", text.lower())
 
 
 def journals(run_root: Path) -> list[Path]:

@@ -474,18 +474,22 @@ def test_long_lines_through_adb_are_answered(adb: Adb, wired: AdbdServer) -> Non
 
 @pytest.mark.integration
 def test_a_swipe_whose_client_is_killed_frees_its_worker(adb: Adb, wired: AdbdServer) -> None:
-    def holding() -> int:
-        return sum(t.name.startswith("adbd-shell") for t in threading.enumerate())
+    def shells() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("adbd-shell")}
 
-    before = holding()
+    # (by identity: a shell of an earlier case may still be ending meanwhile)
+    before = shells()
     client = subprocess.Popen([adb.exe, "-P", str(adb.port), "-s", wired.address, "shell", "input swipe 1 1 2 2 60000"],
                               env=adb.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        assert wait_for(lambda: holding() == before + 1, timeout=10)
+        assert wait_for(lambda: len(shells() - before) == 1, timeout=30), "the swipe's shell never began"
+        (worker,) = shells() - before
+        time.sleep(0.5)
+        assert worker.is_alive()  # the swipe holds it (for a minute, if nothing ends it)
     finally:
         client.kill()
         client.wait(10)
-    assert wait_for(lambda: holding() == before, timeout=10)  # not a minute later
+    assert wait_for(lambda: not worker.is_alive(), timeout=10)  # not a minute later
 
 
 # --------------------------------------------------------------------------- what the adb CLI cannot send

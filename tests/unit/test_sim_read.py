@@ -15,7 +15,7 @@ from agent.games.match3.reader import read_board
 from agent.games.match3.render import render_board
 from agent.games.match3.rules import Match3Config
 from agent.games.match3.sim_profile import save_sim_profile, sim_game_profile
-from agent.vision.profile import find_profile
+from agent.vision.profile import find_profile, save_game_profile
 
 
 def jpeg(frame: np.ndarray, quality: int) -> np.ndarray:
@@ -70,8 +70,14 @@ def test_profile_file_round_trip_and_lookup(tmp_path):
     phone = SimPhone(seed=0, size=(720, 1280), clock=ManualClock())
     path = save_sim_profile(phone, tmp_path)
     assert path.name == "puzzle-sim_720x1280.toml"
+    assert find_profile("puzzle-sim", 720, 1280, "match3", [tmp_path]).how == "exact"
+    # what was written is what is read back, exactly (written again from one profile: a
+    # profile made afresh may differ in a feature's last stored decimal, float32 sums
+    # depending on the memory's alignment)
+    made = sim_game_profile(phone)
+    assert save_game_profile(phone.model, 720, 1280, made, tmp_path) == path
     match = find_profile("puzzle-sim", 720, 1280, "match3", [tmp_path])
-    assert match.how == "exact" and match.profile == sim_game_profile(phone)
+    assert match.how == "exact" and match.profile == made
     # the same profile scales to another 16:9 screen and still reads it
     big = SimPhone(seed=4, size=(1080, 1920), clock=ManualClock())
     scaled = find_profile("other-phone", 1080, 1920, "match3", [tmp_path])
