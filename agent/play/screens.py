@@ -15,6 +15,7 @@ In this order, cheapest and safest first:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -97,6 +98,19 @@ def blockers_from(profile: GameProfile, looks: list[str]) -> GameProfile:
     return out
 
 
+def frame_digest(frame: np.ndarray) -> bytes:
+    """The frame's exact pixels, as a short digest (a screenshot of a screen that did not
+    change is the same bytes)."""
+    return hashlib.blake2b(np.ascontiguousarray(frame).data, digest_size=16).digest() + repr(frame.shape).encode()
+
+
+def _same_ask(memo: tuple[object, ...], asked: tuple[object, ...], *objects: object) -> bool:
+    """The same question as the one remembered: equal values (the frame's digest, ...), then
+    the very same objects (the profile and hints in use: one adopted since is another question)."""
+    n = len(asked)
+    return memo[:n] == asked and len(memo) == n + len(objects) and all(x is y for x, y in zip(memo[n:], objects))
+
+
 def covered_board(frame: np.ndarray, profile: Any) -> bool:
     """Whether a dialog lies over the profile's board (no OCR: shapes only)."""
     from agent.vision.screens import cover_boxes
@@ -121,6 +135,10 @@ class ScreenHandler:
         self._last_logged = ""  # the signature of the last screen journaled
         self._new_board: GameProfile | None = None  # a board of another shape seen, not yet taken
         self._new_board_since = 0.0
+        # The same frame again (a still dialog, look after look) gets the answers it got:
+        # finding a board and classifying a screen take seconds of CPU a look.
+        self._no_board_in: tuple[object, ...] | None = None  # (frame, profile, hints) where no new board was
+        self._verdict_of: tuple[tuple[object, ...], Any] | None = None  # (frame, profile, ...) -> its verdict
 
     def on_board(self) -> None:
         """A playable board is up: whatever was awaited on other screens is over."""
@@ -265,9 +283,12 @@ class ScreenHandler:
             # over, not at every look of it)
             loop.unverified("the board changed shape before the move's result showed (looking again)")
             return True
-        found = refind_board(frame, loop.profile, loop.screen.role_hints)
+        asked = (frame_digest(frame),)
+        seen_before = self._no_board_in is not None and _same_ask(self._no_board_in, asked, loop.profile,
+                                                                   loop.screen.role_hints)  # fmt: skip
+        found = None if seen_before else refind_board(frame, loop.profile, loop.screen.role_hints)
         if found is None or not found.changed:
-            self._new_board = None
+            self._new_board, self._no_board_in = None, (*asked, loop.profile, loop.screen.role_hints)
             return False
         if spanning:
             x0, y0, x1, y1 = found.profile.board_bbox
@@ -334,8 +355,13 @@ class ScreenHandler:
             if in_game and loop.options.learn and not covered_board(frame, loop.profile) and self._refind(frame):
                 self._unrecognised_since = None
                 return True
-        verdict = classify_screen(frame, loop.profile, board_readable=board_readable, foreground=foreground,
-                                  ocr=self.ocr())  # fmt: skip
+        asked = (frame_digest(frame), board_readable, foreground)
+        if self._verdict_of is not None and _same_ask(self._verdict_of[0], asked, loop.profile):
+            verdict = self._verdict_of[1]
+        else:
+            verdict = classify_screen(frame, loop.profile, board_readable=board_readable, foreground=foreground,
+                                      ocr=self.ocr())  # fmt: skip
+            self._verdict_of = ((*asked, loop.profile), verdict)
         action = verdict.action
         if verdict.kind == "board" or (board_readable and action is None):
             return False

@@ -143,6 +143,52 @@ def test_never_swipes_on_a_board_it_cannot_read(wrapper, kind, why):
     assert summary.moves == 0 and summary.stop_kind == kind and why in summary.stop_reason
 
 
+class CoveredTicking(Covered):
+    """The same dialog, with a count on it that changes for its first three looks."""
+
+    def __init__(self, phone):
+        super().__init__(phone)
+        self.n = 0
+
+    def screencap(self):
+        self.n += 1
+        frame = super().screencap()
+        cv2.putText(frame, str(min(self.n, 3)), (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1, (255, 255, 255), 2)
+        return frame
+
+
+@pytest.mark.parametrize("wrapper, frames", [(Covered, 1), (CoveredTicking, 2)])
+def test_a_screen_that_does_not_change_is_looked_for_a_board_and_classified_once(monkeypatch, wrapper, frames):
+    import agent.vision.relearn as relearn
+    import agent.vision.screens as screens
+    from agent.play.screens import ScreenHandler, frame_digest
+
+    calls = {"refind": 0, "classify": 0}
+    seen: list[bytes] = []
+
+    def counted(name, fn):
+        def call(*a, **k):
+            calls[name] += 1
+            return fn(*a, **k)
+
+        return call
+
+    def handle(self, frame, *a, **k):
+        seen.append(frame_digest(frame))
+        return handled(self, frame, *a, **k)
+
+    handled = ScreenHandler.handle
+    monkeypatch.setattr(ScreenHandler, "handle", handle)
+    monkeypatch.setattr(relearn, "refind_board", counted("refind", relearn.refind_board))
+    monkeypatch.setattr(screens, "classify_screen", counted("classify", screens.classify_screen))
+    phone = SimPhone(seed=1, clock=ManualClock())
+    summary = make_loop(phone, wrapper(phone), options=PlayOptions(unreadable_timeout_s=1.0)).run()
+    assert summary.stop_kind == "unreadable" and phone.gesture_log == []
+    # looked at again and again; each picture it showed searched and classified once
+    distinct = len(set(seen))
+    assert len(seen) > distinct >= frames and calls == {"refind": distinct, "classify": distinct}, (calls, len(seen))
+
+
 class Deaf(Spy):
     """The phone ignores every swipe (a locked screen, a wrong input device)."""
 
