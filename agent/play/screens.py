@@ -359,9 +359,13 @@ class ScreenHandler:
         if self._verdict_of is not None and _same_ask(self._verdict_of[0], asked, loop.profile):
             verdict = self._verdict_of[1]
         else:
+            ocr = self.ocr()
+            failures = getattr(ocr, "failures", 0)
             verdict = classify_screen(frame, loop.profile, board_readable=board_readable, foreground=foreground,
-                                      ocr=self.ocr())  # fmt: skip
-            self._verdict_of = ((*asked, loop.profile), verdict)
+                                      ocr=ocr)  # fmt: skip
+            # (a reading the OCR failed in, timed out on a busy machine, is not kept: the
+            # next look at the same screen reads it again)
+            self._verdict_of = ((*asked, loop.profile), verdict) if getattr(ocr, "failures", 0) == failures else None
         action = verdict.action
         if verdict.kind == "board" or (board_readable and action is None):
             return False

@@ -419,3 +419,30 @@ def test_a_goal_is_read_on_a_levels_intro_card_only(handler, kind, panel, text, 
     h.handle(loop.device.screencap(), None)
     goals = [f for e, f in loop.lines if e == "goal"]
     assert bool(goals) == read, goals
+
+
+def test_a_still_screen_is_classified_once_but_again_after_its_reading_failed(monkeypatch):
+    clock = ManualClock()
+    loop = Loop(Phone(clock, {}), clock, _profile())
+    wait = Action("wait", None, "wait", "the ad's close control comes after its countdown")
+
+    class Ocr:
+        failures = 0
+
+    ocr, asked = Ocr(), []
+
+    def classify(*a: Any, **k: Any) -> ScreenVerdict:
+        asked.append(k["ocr"])
+        if len(asked) == 1:
+            ocr.failures += 1  # the first reading timed out (a busy machine): no words
+        return _verdict([wait], kind="ad")
+
+    monkeypatch.setattr(vision_screens, "classify_screen", classify)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    h._ocr_checked, h._ocr = True, ocr
+    frame = loop.device.screencap()
+    for _ in range(4):
+        h.handle(frame.copy(), None)
+    assert len(asked) == 2  # read again once after the failed reading, then kept
+    h.handle(frame + 1, None)  # another picture: read
+    assert len(asked) == 3
