@@ -399,12 +399,20 @@ def test_bench_stops_on_sigterm(tmp_path, bench):
 @pytest.mark.integration
 def test_bench_capture_ends_its_phone_on_sigterm(tmp_path, adb_env):
     """bench capture starts a phone and a private adb server of its own: SIGTERM ends both."""
-    env = {**adb_env, "TMPDIR": str(tmp_path)}
     args = ("bench", "capture", "--frames", "100000")
-    proc = start_agent(*args, cwd=tmp_path, env=env)
+    phone = f"{tmp_path}/puzzle-agent-bench-"
+    sigterm_ends_everything(tmp_path, args, adb_env, "no phone", 90, lambda: bool(processes_mentioning(phone)))
+
+
+def sigterm_ends_everything(tmp_path: Path, args: tuple[str, ...], adb_env: dict[str, str], what: str,
+                            within_s: float, ready: Callable[[], bool]) -> None:  # fmt: skip
+    """Start `agent ARGS`; once `ready()`, SIGTERM to its process alone: it exits 143, and
+    nothing it started (nothing whose command line names the test's folder) is left."""
+    proc = start_agent(*args, cwd=tmp_path, env={**adb_env, "TMPDIR": str(tmp_path)})
     try:
-        assert wait_for(lambda: bool(processes_mentioning(f"{tmp_path}/puzzle-agent-bench-")), 90), "no phone"
-        r = signal_and_wait(proc, signal.SIGTERM, args)
+        assert wait_for(lambda: handlers_installed(proc.pid), 60), "the command never took its signal handlers"
+        assert wait_for(ready, within_s), what
+        r = signal_and_wait(proc, signal.SIGTERM, args, timeout=90)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -424,15 +432,6 @@ def test_bench_levels_playing_games_in_parallel_stops_on_sigterm_to_itself_alone
     world = next(n for n in range(40) if world_of(n).size[0] <= 720)  # a small screen: a quick calibration
     args = ("bench", "levels", "--games", "2", "--first-world", str(world), "--no-greedy", "--parallel", "2",
             "--latency-ms", "0", "--keep", str(keep))  # fmt: skip
-    proc = start_agent(*args, cwd=tmp_path, env={**adb_env, "TMPDIR": str(tmp_path)})
-    try:
-        assert wait_for(lambda: handlers_installed(proc.pid), 60), "the command never took its signal handlers"
-        busy = f"agent.cli {phase} --serial"
-        assert wait_for(lambda: any(busy in p for p in processes_mentioning(str(keep))), 240), f"no {phase} began"
-        r = signal_and_wait(proc, signal.SIGTERM, args, timeout=90)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert_handled(r, 143)
-    left = processes_mentioning(str(tmp_path))
-    assert not left, "left running:\n" + "\n".join(left)
+    busy = f"agent.cli {phase} --serial"
+    ready = lambda: any(busy in p for p in processes_mentioning(str(keep)))  # noqa: E731
+    sigterm_ends_everything(tmp_path, args, adb_env, f"no {phase} began", 240, ready)
