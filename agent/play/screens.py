@@ -104,11 +104,17 @@ def frame_digest(frame: np.ndarray) -> bytes:
     return hashlib.blake2b(np.ascontiguousarray(frame).data, digest_size=16).digest() + repr(frame.shape).encode()
 
 
-def _same_ask(memo: tuple[object, ...], asked: tuple[object, ...], *objects: object) -> bool:
-    """The same question as the one remembered: equal values (the frame's digest, ...), then
-    the very same objects (the profile and hints in use: one adopted since is another question)."""
-    n = len(asked)
-    return memo[:n] == asked and len(memo) == n + len(objects) and all(x is y for x, y in zip(memo[n:], objects))
+@dataclass(frozen=True)
+class _Asked:
+    """A question put about a frame: equal values (the frame's digest, ...), and the very
+    same objects (the profile and hints in use: one adopted since is another question)."""
+
+    values: tuple[object, ...]
+    objects: tuple[object, ...]
+
+    def same(self, other: _Asked | None) -> bool:
+        return other is not None and other.values == self.values and len(other.objects) == len(self.objects) \
+            and all(a is b for a, b in zip(other.objects, self.objects))  # fmt: skip
 
 
 def covered_board(frame: np.ndarray, profile: Any) -> bool:
@@ -137,8 +143,8 @@ class ScreenHandler:
         self._new_board_since = 0.0
         # The same frame again (a still dialog, look after look) gets the answers it got:
         # finding a board and classifying a screen take seconds of CPU a look.
-        self._no_board_in: tuple[object, ...] | None = None  # (frame, profile, hints) where no new board was
-        self._verdict_of: tuple[tuple[object, ...], Any] | None = None  # (frame, profile, ...) -> its verdict
+        self._no_board_in: _Asked | None = None  # where no new board was found
+        self._verdict_of: tuple[_Asked, Any] | None = None  # the last verdict, and what it answered
 
     def on_board(self) -> None:
         """A playable board is up: whatever was awaited on other screens is over."""
@@ -271,8 +277,9 @@ class ScreenHandler:
         loop.adopt(out, "looks that never move are blockers", classes=made,
                    evidence={v: self._fixed.evidence[v] for v in found})  # fmt: skip
 
-    def _refind(self, frame: np.ndarray, spanning: list[tuple[int, int, int, int]] | None = None) -> bool:
-        """A new board (another level's) adopted when one is on the screen. `spanning`:
+    def _refind(self, frame: np.ndarray, exact: bytes, spanning: list[tuple[int, int, int, int]] | None = None) -> bool:
+        """A new board (another level's) adopted when one is on the screen (`exact`: the
+        frame's digest). `spanning`:
         boxes that must lie inside the new board (a dialog taken for one that is a hole of it)."""
         from agent.vision.relearn import refind_board, same_place
 
@@ -283,12 +290,10 @@ class ScreenHandler:
             # over, not at every look of it)
             loop.unverified("the board changed shape before the move's result showed (looking again)")
             return True
-        asked = (frame_digest(frame),)
-        seen_before = self._no_board_in is not None and _same_ask(self._no_board_in, asked, loop.profile,
-                                                                   loop.screen.role_hints)  # fmt: skip
-        found = None if seen_before else refind_board(frame, loop.profile, loop.screen.role_hints)
+        asked = _Asked((exact,), (loop.profile, loop.screen.role_hints))
+        found = None if asked.same(self._no_board_in) else refind_board(frame, loop.profile, loop.screen.role_hints)
         if found is None or not found.changed:
-            self._new_board, self._no_board_in = None, (*asked, loop.profile, loop.screen.role_hints)
+            self._new_board, self._no_board_in = None, asked
             return False
         if spanning:
             x0, y0, x1, y1 = found.profile.board_bbox
@@ -348,15 +353,16 @@ class ScreenHandler:
         now = loop.clock.now()
         foreground = self._foreground()
         digest = screen_hash(frame)
+        exact = frame_digest(frame)
         if not board_readable and not moving:
             in_game = foreground is None or loop.profile.package is None or foreground == loop.profile.package
             # A new level's board is looked for only where no dialog covers the old one: the
             # visible part of a covered board is not a new board.
-            if in_game and loop.options.learn and not covered_board(frame, loop.profile) and self._refind(frame):
+            if in_game and loop.options.learn and not covered_board(frame, loop.profile) and self._refind(frame, exact):
                 self._unrecognised_since = None
                 return True
-        asked = (frame_digest(frame), board_readable, foreground)
-        if self._verdict_of is not None and _same_ask(self._verdict_of[0], asked, loop.profile):
+        asked = _Asked((exact, board_readable, foreground), (loop.profile,))
+        if self._verdict_of is not None and asked.same(self._verdict_of[0]):
             verdict = self._verdict_of[1]
         else:
             ocr = self.ocr()
@@ -365,7 +371,7 @@ class ScreenHandler:
                                       ocr=ocr)  # fmt: skip
             # (a reading the OCR failed in, timed out on a busy machine, is not kept: the
             # next look at the same screen reads it again)
-            self._verdict_of = ((*asked, loop.profile), verdict) if getattr(ocr, "failures", 0) == failures else None
+            self._verdict_of = (asked, verdict) if getattr(ocr, "failures", 0) == failures else None
         action = verdict.action
         if verdict.kind == "board" or (board_readable and action is None):
             return False
@@ -376,7 +382,7 @@ class ScreenHandler:
             # every such shape is taken (Back would only leave the level).
             from agent.vision.screens import cover_boxes
 
-            if self._refind(frame, spanning=cover_boxes(frame, loop.profile)):
+            if self._refind(frame, exact, spanning=cover_boxes(frame, loop.profile)):
                 self._unrecognised_since = None
                 return True
         seen = _Seen.of(verdict, digest, frame)

@@ -166,9 +166,9 @@ def bench_levels(
                 # A stop signal reaches this thread only: the games' threads stop their
                 # calibrations and plays (each its clean stop), the games not begun are not.
                 stop.set()
+                spinner.update("stopping the games being played")
                 raise
             finally:
-                spinner.update("stopping the games being played" if stop.is_set() else "")
                 pool.shutdown(wait=True, cancel_futures=True)
     _report([results[j] for j in jobs], levels, latency_ms, as_json, time.monotonic() - start)
 
