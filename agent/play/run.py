@@ -22,7 +22,7 @@ from agent.play.loop import PlayLoop, PlayOptions
 from agent.play.recording import Recorder, RecordOptions
 from agent.play.watch import Watcher
 from agent.play.stats import PlaySummary
-from agent.vision.profile import GameProfile, ProfileMatch, find_profile, save_game_profile
+from agent.vision.profile import GameProfile, ProfileMatch, find_profile, write_game_profile
 
 
 @dataclass
@@ -232,7 +232,10 @@ def save_learned(run: Run, loop: PlayLoop[Any, Any]) -> dict[str, object] | None
     fields: dict[str, object] = {"rules": dict(profile.rules), "evidence": evidence, "classes": profile.class_labels,
                                  "rows": profile.rows, "cols": profile.cols}  # fmt: skip
     try:
-        fields["profile"] = str(save_game_profile(run.device.model, w, h, profile, run.match.path.parent))
+        saved = write_game_profile(run.device.model, w, h, profile, run.match.path.parent)
+        fields["profile"] = str(saved.path)
+        if saved.kept is not None:  # made unreadable while the run played: kept, and said
+            fields["kept_unreadable"] = str(saved.kept)
     except (AgentError, OSError) as exc:
         fields["not_saved"] = str(exc)
     return fields

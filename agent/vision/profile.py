@@ -765,9 +765,31 @@ def save_profile(profile: DeviceProfile, path: str | os.PathLike[str]) -> Path:
     return write_atomic(path, dumps_profile(profile, str(path)).encode("utf-8"))
 
 
+@dataclass(frozen=True)
+class SavedProfile:
+    """Where a game's profile was written, and where the unreadable file that was in its
+    place was kept (None: there was none), so the user can be told."""
+
+    path: Path
+    kept: Path | None = None
+
+    def told(self, how: str) -> str:
+        said = f"{self.path} ({how})"
+        if self.kept is not None:
+            said += f"; the unreadable file that was there is kept as {self.kept}"
+        return said
+
+
 def save_game_profile(
     model: str, width: int, height: int, game: GameProfile, directory: str | os.PathLike[str]
 ) -> Path:
+    """Write (or refresh) one game's profile: `write_game_profile`, its path."""
+    return write_game_profile(model, width, height, game, directory).path
+
+
+def write_game_profile(
+    model: str, width: int, height: int, game: GameProfile, directory: str | os.PathLike[str]
+) -> SavedProfile:
     """Write (or refresh) one game's profile in the device's file in `directory`, keeping
     the file's other games. A broken file is replaced, the caller's profile being newer,
     but kept beside it as `NAME.unreadable` (it may hold a hand edit or other games worth
@@ -776,24 +798,26 @@ def save_game_profile(
     if path.is_dir():
         raise ProfileError(f"{path}: is a folder where this phone's profile file goes",
                            hint="move or rename the folder, then try again")  # fmt: skip
+    kept = None
     try:
         device = load_profile(path).with_game(game) if path.exists() else None
     except ProfileError:
         device = None
-        keep_unreadable(path)
+        kept = keep_unreadable(path)
     if device is None:
         device = DeviceProfile(model, width, height, None, {game.game: game})
-    return save_profile(device, path)
+    return SavedProfile(save_profile(device, path), kept)
 
 
-def keep_unreadable(path: Path) -> None:
-    """Move an unreadable profile file aside under a name no other file has."""
+def keep_unreadable(path: Path) -> Path:
+    """Move an unreadable profile file aside under a name no other file has; that name."""
     kept = path.with_name(path.name + ".unreadable")
     n = 1
     while kept.exists():
         n += 1
         kept = path.with_name(f"{path.name}.unreadable-{n}")
     os.replace(path, kept)
+    return kept
 
 
 # -- lookup -----------------------------------------------------------------------------

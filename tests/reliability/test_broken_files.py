@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 import pytest
 
+from agent.vision.profile import load_profile
 from redteam import Result, agent, agent_cmd, agent_env, assert_handled, listening, wait_for
 
 SIZE = (1080, 2400)
@@ -226,12 +227,16 @@ def test_calibrate_without_yes_says_the_file_is_unreadable_and_yes_replaces_it(t
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_play_sim_rewrites_its_own_unreadable_profile(tmp_path, variant, assets):
     folder = tmp_path / "device_profiles"
-    plant(folder, SIM_FILE, variant, assets, "puzzle-sim")
+    planted = plant(folder, SIM_FILE, variant, assets, "puzzle-sim")
+    before = None if planted.is_dir() else planted.read_bytes()
     r = agent("play", "--sim", "--moves", "2", cwd=tmp_path, timeout=120)
     if variant == "a folder":
         assert_handled(r, 1, says=(SIM_FILE, "folder"))
         return
-    assert_handled(r, 0)
+    # The broken file may hold a hand edit: kept beside, byte for byte, and the user told where.
+    assert_handled(r, 0, says=("kept as", f"device_profiles/{SIM_FILE}.unreadable"))
+    assert (folder / f"{SIM_FILE}.unreadable").read_bytes() == before
+    assert "match3" in load_profile(folder / SIM_FILE).games
 
 
 # -- puzzle files (lights out) ----------------------------------------------------------------

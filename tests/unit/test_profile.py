@@ -439,7 +439,7 @@ def test_the_phones_own_folder_is_named_not_replaced(tmp_path):
 @pytest.mark.parametrize("content", [b"a = " + b"[" * 5000, b"\xff\xfe", b"", b"[device]\nmodel = 1\n"],
                          ids=["deep", "non-UTF-8", "empty", "wrong type"])
 def test_save_game_profile_replaces_an_unreadable_file_and_keeps_it_beside(tmp_path, content):
-    from agent.vision.profile import save_game_profile
+    from agent.vision.profile import save_game_profile, write_game_profile
 
     path = tmp_path / "pixel-7_1080x2400.toml"
     path.write_bytes(content)
@@ -447,7 +447,10 @@ def test_save_game_profile_replaces_an_unreadable_file_and_keeps_it_beside(tmp_p
     assert "match3" in load_profile(path).games
     assert (tmp_path / "pixel-7_1080x2400.toml.unreadable").read_bytes() == content
     path.write_bytes(content + b"\n# broken again")
-    save_game_profile("Pixel 7", 1080, 2400, make_game(), tmp_path)
+    saved = write_game_profile("Pixel 7", 1080, 2400, make_game(), tmp_path)
+    assert (saved.path, saved.kept) == (path, tmp_path / "pixel-7_1080x2400.toml.unreadable-2")
+    assert str(saved.kept) in saved.told("written")
+    assert write_game_profile("Pixel 7", 1080, 2400, make_game(), tmp_path).kept is None  # a readable file is kept in place
     assert (tmp_path / "pixel-7_1080x2400.toml.unreadable").read_bytes() == content  # the first is not overwritten
     assert (tmp_path / "pixel-7_1080x2400.toml.unreadable-2").read_bytes() == content + b"\n# broken again"
 

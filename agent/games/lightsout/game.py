@@ -283,10 +283,10 @@ class LightsOutSim:
         return LightsOutPhone(puzzle, seed=seed, size=size, clock=clock, serial=serial or SIM_SERIAL)
 
     def save_profile(self, phone: Any, directory: Path) -> tuple[Path, str]:
-        from agent.games.lightsout.sim_profile import save_sim_profile
+        from agent.games.lightsout.sim_profile import write_sim_profile
 
-        path = save_sim_profile(phone, directory)
-        return path, f"{path} (written from the simulator's known layout)"
+        saved = write_sim_profile(phone, directory)
+        return saved.path, saved.told("written from the simulator's known layout")
 
     def true_board(self, phone: Any) -> Lights:
         rows, cols = phone.puzzle.light_grid

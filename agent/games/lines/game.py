@@ -152,10 +152,10 @@ class LinesSim:
         return LinesSimPhone(config=config, seed=seed, size=size, clock=clock)
 
     def save_profile(self, phone: Any, directory: Path) -> tuple[Path, str]:
-        from agent.games.lines.sim_profile import save_sim_profile
+        from agent.games.lines.sim_profile import write_sim_profile
 
-        path = save_sim_profile(phone, directory)
-        return path, f"{path} (written from the simulator's known layout)"
+        saved = write_sim_profile(phone, directory)
+        return saved.path, saved.told("written from the simulator's known layout")
 
     def true_board(self, phone: Any) -> np.ndarray:
         board: np.ndarray = phone.board

@@ -16,7 +16,7 @@ import numpy as np
 
 from agent.games.match3.hints import ROLE_HINTS
 from agent.vision.frames import calibrate_frames
-from agent.vision.profile import GameProfile, save_game_profile
+from agent.vision.profile import GameProfile, write_game_profile
 from agent.vision.screen_facts import with_screen_facts
 
 def calibrate_phone(phone: Any) -> GameProfile:
@@ -38,5 +38,5 @@ def calibrate_phone(phone: Any) -> GameProfile:
 def calibrated_profile(phone: Any, directory: Path) -> tuple[Path, str]:
     profile = calibrate_phone(phone)
     w, h = phone.screen_size()
-    path = save_game_profile(phone.model, w, h, profile, directory)
-    return path, f"{path} (calibrated on the phone's screen)"
+    saved = write_game_profile(phone.model, w, h, profile, directory)
+    return saved.path, saved.told("calibrated on the phone's screen")
