@@ -38,3 +38,24 @@ def test_the_card_a_run_stopped_on_is_not_a_screen_left_behind():
     assert r.screens_unleft == 0
     r.screens_left = {"complete": 2, "ad": 0}
     assert r.screens_unleft == 1  # the ad was left in front: that one counts
+
+
+def test_a_bench_written_to_a_log_says_each_game_as_it_ends_with_the_count_and_the_time(monkeypatch):
+    import re
+
+    from typer.testing import CliRunner
+
+    import agent.cli.bench.levels as bench
+    from agent.cli import app
+
+    def played(world, player, levels, *args, **kwargs):
+        return _run(world, player, 3, world, 1, 1 + world) if world != 6 else GameRun(world, player, error="no adb")
+
+    monkeypatch.setattr(bench, "run_game", played)
+    r = CliRunner().invoke(app, ["bench", "levels", "--games", "2", "--first-world", "5", "--parallel", "1"])
+    assert r.exit_code == 0, r.output
+    said = re.findall(r"^\[(\d)/4 done, \d+ s\] world (\d), (\w+): (.*)$", r.stdout, re.M)
+    assert [(n, w, p) for n, w, p, _ in said] == [("1", "5", "aware"), ("2", "5", "greedy"), ("3", "6", "aware"),
+                                                  ("4", "6", "greedy")]  # fmt: skip
+    assert said[0][3].startswith("3 levels won, 5 lost, 40 of 40 swipes taken, 0 forbidden taps; met every target")
+    assert said[2][3] == "failed: no adb"

@@ -81,6 +81,16 @@ class GameRun:
                 and self.accepted_share >= ACCEPTED_TARGET and not self.error)  # fmt: skip
 
 
+    def line(self, levels: int) -> str:
+        """The game's result in a line, as each game ends."""
+        if self.error:
+            return f"world {self.world}, {self.player}: failed: {self.error}"
+        verdict = "met every target" if self.met(levels) else "missed a target"
+        return (f"world {self.world}, {self.player}: {self.levels_won} levels won, {self.levels_lost} lost, "
+                f"{self.swipes_accepted} of {self.swipes} swipes taken, {self.forbidden_taps} forbidden taps; "
+                f"{verdict} ({self.stop_reason or 'no reason given'})")  # fmt: skip
+
+
 def _count(d: Any) -> dict[str, int]:
     return {str(k): int(v) for k, v in d.items()} if isinstance(d, dict) else {}
 
@@ -158,6 +168,9 @@ def bench_levels(
                 with lock:
                     results[job] = r
                     lines.pop(job, None)
+                    if not as_json and not console.is_terminal:
+                        # a log (nohup, CI) gets no spinner: a line a game, with the count and the time
+                        say(f"[{len(results)}/{len(jobs)} done, {time.monotonic() - start:.0f} s] {r.line(levels)}")
 
             pool = ThreadPoolExecutor(max_workers=parallel)
             try:
