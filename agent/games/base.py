@@ -163,8 +163,9 @@ StatusReader = Callable[[np.ndarray], Status | None]
 
 @runtime_checkable
 class FollowsProfile(Protocol):
-    """A status reader that reads with the profile in play: a goal's icon is matched to
-    the classes learned since the run began (a level's crates, a new colour)."""
+    """A status reader or a player that goes on with the profile in play: a goal's icon
+    is matched to the classes learned since the run began (a level's crates, a new
+    colour), and the player aims at them."""
 
     def adopt(self, profile: GameProfile) -> None: ...
 

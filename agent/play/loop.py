@@ -609,6 +609,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.profile, self.profile_changed = profile, True
         if isinstance(self.status_reader, FollowsProfile):
             self.status_reader.adopt(profile)
+        if isinstance(self.player, FollowsProfile):
+            self.player.adopt(profile)
         snapshot = None if self.recorder is None else self.recorder.snapshot_profile(profile)
         if snapshot is not None:
             fields["snapshot"] = snapshot

@@ -274,6 +274,36 @@ def test_a_goal_to_break_a_look_taken_for_a_tile_makes_it_a_blocker_and_it_alone
         assert blind.profile is profile
 
 
+def test_a_goal_colour_learned_after_the_run_began_is_aimed_at_once_the_loop_adopts_it(tmp_path):
+    """A level's goal may name a colour first seen on a later board (a profile event
+    learns it mid-run): the player built at the start had no id for it and played blind;
+    the loop's adopted profile gives it one, and the goal is pursued."""
+    from dataclasses import replace
+
+    from agent.device.clock import ManualClock
+    from agent.games.match3.game import kind_ids
+    from agent.games.match3.sim import SimPhone
+    from agent.games.match3.sim_profile import sim_game_profile
+    from agent.play.journal import Journal
+    from agent.play.loop import PlayLoop, PlayOptions
+
+    phone = SimPhone(Match3Config(variant="classic", start_steps=30), seed=3, clock=ManualClock())
+    learned = sim_game_profile(phone)
+    a, new = learned.class_labels[0], learned.class_labels[-1]
+    before = replace(learned, kinds={**learned.kinds, new: a})  # `new` not yet a colour of its own
+    assert new not in kind_ids(before) and new in kind_ids(learned)
+    player = Match3Player(phone.config, GreedySolver(), "classic", kind_ids(before))
+    goal = Goal("collect", target=12, left=12, colour=new, piece=new)
+    with Journal(tmp_path / "j.jsonl") as journal:
+        loop = PlayLoop(phone, GAME, before, player, phone.clock, options=PlayOptions(level_life=True), journal=journal)
+        player.set_goal(goal)
+        assert player.goal_progress()["pursued"] is False
+        loop.adopt(learned, "a look seen again and again is learned as a class")
+    assert player.goal_progress()["pursued"] is True
+    d = player.decide(phone.board)
+    assert isinstance(d, Decision) and "goal_predicted" in d.fields
+
+
 def test_bench_goals_prints_the_levels_won_by_both_players_and_their_ratio():
     import json
 

@@ -279,6 +279,16 @@ class Match3Player:
         self._next = None
         self._evidence.append(why)
 
+    def adopt(self, profile: GameProfile) -> None:
+        """Play on with the profile the run learned since it began: a goal may name a colour
+        learned on a later level's board (a grey tile first seen on level 2), and a goal
+        whose colour had no id when read is aimed at once it has one."""
+        self._kind_ids = kind_ids(profile)
+        n_types = config_for(profile, self.config.variant).n_types
+        if n_types > self.config.n_types:
+            self.config = replace(self.config, n_types=n_types)
+        self._aim = aim_for(self._goal, self._kind_ids)
+
     # -- the level's goal ----------------------------------------------------------
     def set_goal(self, goal: Goal | None) -> None:
         """The goal as last read. Another goal (kind, colour or target), or one with more
