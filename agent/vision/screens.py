@@ -560,6 +560,11 @@ class _Look:
     panel: BBox | None
     seen: list[SeenButton]
     cands: list[_Cand]
+    dimmed: bool = False  # the screen around the dialog is dimmed: what is outside it is behind
+
+    def behind(self, box: BBox) -> bool:
+        """`box` lies under the dimmed overlay, outside the dialog: it belongs to what is behind."""
+        return self.dimmed and self.panel is not None and not _inside(_centre(box), _grow(self.panel, 0.04))
 
 
 def _look(frame: np.ndarray, words: list[Word], regions: list[Region], covering: list[BBox],
@@ -602,7 +607,7 @@ def _look(frame: np.ndarray, words: list[Word], regions: list[Region], covering:
             holder = b.shape is not None and any(o is not b and o.shape is not None and o.shape.area < b.shape.area
                                                  and _inside(_centre(o.box), b.shape.box) for o in groups)  # fmt: skip
             cands.append(_Cand(sb, meaning, point, outside, b.shape is None or holder))
-    return _Look(groups, judged, bad, panel, seen, cands)
+    return _Look(groups, judged, bad, panel, seen, cands, dimmed)
 
 
 def _button_boxes(frame: np.ndarray, panel: BBox) -> list[BBox]:
@@ -726,10 +731,12 @@ def classify_screen(
     if count is not None or (installs and (panel is None or not any(_inside(_centre(b.box), panel) for b in installs))):
         return _ad(frame, seen, cands, corners, count, words, refused, ocr, count_box)
 
-    # the level map: level numbers on badges along a path, one prominent
+    # the level map: level numbers on badges along a path, one prominent (not numbers
+    # under a dialog's dimmed overlay: a board's tiles behind an out-of-moves card read
+    # as "4" and "'4" once, and the card's close X was never looked for)
     nodes = [(b, sb) for b, sb in zip(groups, seen)
              if re.fullmatch(r"\d{1,4}", W.norm(b.all_text)) and sb.verdict == "other" and sb.why == "no way on"
-             and MAP_BAND[0] * h <= _centre(b.box)[1] <= MAP_BAND[1] * h and _badge(b, w)]  # fmt: skip
+             and MAP_BAND[0] * h <= _centre(b.box)[1] <= MAP_BAND[1] * h and _badge(b, w) and not look.behind(b.box)]  # fmt: skip
     # (a way on other than Play, on a dialog or anywhere, makes a card of it)
     in_dialog = any(W.norm(c.button.text).split()[:1] not in PLAY_WORDS and (
         not c.outside or c.meaning in ("forward", "retry")) for c in cands)

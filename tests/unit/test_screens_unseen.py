@@ -182,6 +182,20 @@ def test_a_gradient_continue_is_read_and_the_dimmed_collect_behind_is_not_tapped
 
 
 @needs_tesseract
+def test_numbers_behind_a_dimmed_card_make_no_map_and_the_cards_close_is_tapped(ocr):
+    # Level badges (or tiles read as digits) under a dimmed out-of-moves card belong to
+    # what is behind: the card, whose only free way on is its close X, is the screen.
+    import dataclasses
+
+    style = dataclasses.replace(C.card_style(np.random.default_rng(2)), dim=0.55)
+    behind, _ = C.draw_map(style, (1080, 2400), 12, np.random.default_rng(102), 0.0)
+    frame, taps = C.draw_card(style, C.CardContent("out_of_moves", 12, coins=900), behind, np.random.default_rng(202))
+    v = _classify(frame, ocr)
+    assert v.kind != "map", (v.reason, v.buttons)
+    assert [t.action for t in _hit(v, taps)] == ["close"], (v.reason, v.buttons)
+
+
+@needs_tesseract
 def test_an_ad_is_waited_for_then_closed(ocr):
     style = C.card_style(np.random.default_rng(5))
     before, _ = C.draw_ad(style, (1080, 2400), np.random.default_rng(2), 1.0, 0.0, 5.0)
