@@ -40,6 +40,7 @@ AD_WAIT_S = 35.0
 # box: its words and buttons, not a sparkle's few pixels).
 LOCAL_CHANGE = 0.04
 AIM_LOOKS = 3  # looks at a moving dialog whose button stays in one place before it is tapped all the same
+MISREAD_LOOKS = 3  # looks in a row whose OCR failed, read again before the verdict is acted on
 # A board of another shape is a new level once found in one place for this long (and
 # over this many captures, on a slow phone): measured, a board cleared at once showed
 # its crates over empty slots for half a second, found as a board of their own.
@@ -145,6 +146,7 @@ class ScreenHandler:
         # finding a board and classifying a screen take seconds of CPU a look.
         self._no_board_in: _Asked | None = None  # where no new board was found
         self._verdict_of: tuple[_Asked, Any] | None = None  # the last verdict, and what it answered
+        self._misread = 0  # looks in a row whose reading failed: read again, not acted on
 
     def on_board(self) -> None:
         """A playable board is up: whatever was awaited on other screens is over."""
@@ -371,7 +373,16 @@ class ScreenHandler:
                                       ocr=ocr)  # fmt: skip
             # (a reading the OCR failed in, timed out on a busy machine, is not kept: the
             # next look at the same screen reads it again)
-            self._verdict_of = (asked, verdict) if getattr(ocr, "failures", 0) == failures else None
+            failed = getattr(ocr, "failures", 0) != failures
+            self._verdict_of = None if failed else (asked, verdict)
+            if failed and verdict.kind != "board" and self._misread < MISREAD_LOOKS:
+                # Its missing words make another screen of it (a button behind the dialog
+                # taken for its way on): never acted on; read again, a few times.
+                self._misread += 1
+                loop._log("note", detail=f"{verdict.kind}: the screen's reading failed (OCR timed out?); "
+                                         "reading it again before acting")  # fmt: skip
+                return False
+        self._misread = 0
         action = verdict.action
         if verdict.kind == "board" or (board_readable and action is None):
             return False

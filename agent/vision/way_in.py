@@ -33,6 +33,7 @@ STEP_WAIT_S = 1.5  # after a tap: the next screen's animation
 TAP_LIMIT = 2  # taps on one button on the way in before it is passed over
 AIM_LOOKS = 3  # looks at a button that is still moving before it is tapped all the same (it may pulse)
 MOVING_LOOKS = 6  # looks at a board still moving that are not counted as screens left
+MISREAD_LOOKS = 3  # looks whose OCR failed, read again before the verdict is taken as it is
 _AIM_CHANGE = 0.04  # share of pixels around a button that may change between two looks: it has stopped
 _SAME_PLACE_PX = 24  # a button read again a few pixels off is the same button
 KEEP_SEEN = 10  # screens kept to explain a way in that found no board (the last ones)
@@ -117,8 +118,9 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
     from agent.vision.screens import classify_screen
 
     way = WayIn()
-    tapped: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> taps made
-    aimed: dict[tuple[str, tuple[int, int]], int] = {}  # (label, place) -> looks while it moved
+    tapped: dict[TapKey, int] = {}  # (screen kind, label, place) -> taps made
+    aimed: dict[TapKey, int] = {}  # (screen kind, label, place) -> looks while it moved
+    misread = 0  # looks whose reading failed (Tesseract timed out on a busy machine)
     last: AgentError = AgentError(f"{name}: no board found", hint="open the game on a level's board, then calibrate again")
     steps = 0
     moving = 0  # looks at a board found while it still moved
@@ -141,8 +143,17 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             clock.sleep(STILL_GAP_S)
             continue
         foreground = device.foreground() if isinstance(device, AppControl) else None
+        failures = getattr(ocr, "failures", 0)
         verdict = classify_screen(b, _provisional(b, game), board_readable=False, foreground=foreground, ocr=ocr,
                                   board_known=False)  # fmt: skip
+        if getattr(ocr, "failures", 0) != failures and misread < MISREAD_LOOKS:
+            # Words missing from a failed reading make another screen of it (a map's Start
+            # behind the dimmed gift card taken for its way on): never acted on, read again.
+            misread += 1
+            steps -= 1
+            way.seen.append((f"{verdict.kind}: a reading that failed", b))
+            clock.sleep(STILL_GAP_S)
+            continue
         if bbox is not None and not _dialog_over(verdict, bbox):
             way.bbox = bbox
             return way
@@ -155,7 +166,7 @@ def reach_board(device: Device, clock: Clock, name: str, find: Callable[[np.ndar
             clock.sleep(STEP_WAIT_S)
             continue
         if action.kind == "tap" and action.point is not None:
-            key = _tap_key(action)
+            key = _tap_key(action, verdict.kind)
             if aimed.get(key, 0) < AIM_LOOKS and not _still_around(device.screencap, clock, b, action.point):
                 # A screen still sliding in (a map after a dialog closes) takes a tap
                 # somewhere else, or not at all: look again, without spending a step.
@@ -199,21 +210,27 @@ def _still_around(capture: Callable[[], np.ndarray], clock: Clock, frame: np.nda
     return same_around(frame, capture(), point, _AIM_CHANGE)
 
 
-def _tap_key(action: Any) -> tuple[str, tuple[int, int]]:
-    """A tap's button: its words and its place (read again a few pixels off, the same)."""
+TapKey = tuple[str, str, tuple[int, int]]
+
+
+def _tap_key(action: Any, kind: str) -> TapKey:
+    """A tap's button on a kind of screen: its words and its place (read again a few pixels
+    off, the same). The screen's kind is part of it: a map's Start tapped twice while a
+    dialog stood over it (the dialog took the taps) is the way on once the dialog is gone."""
     x, y = action.point
-    return action.label, (x // _SAME_PLACE_PX, y // _SAME_PLACE_PX)
+    return kind, action.label, (x // _SAME_PLACE_PX, y // _SAME_PLACE_PX)
 
 
-def _untried(verdict: Any, tapped: dict[tuple[str, tuple[int, int]], int]) -> Any:
+def _untried(verdict: Any, tapped: dict[TapKey, int]) -> Any:
     """The verdict's best action but a button already tapped TAP_LIMIT times on the way
-    (a Start behind a dialog that takes every tap: a button that led nowhere twice is not
-    tapped a third time); with every button so spent, Back (the safe way off a dialog)."""
+    on this kind of screen (a Start behind a dialog that takes every tap: a button that led
+    nowhere twice is not tapped a third time); with every button so spent, Back (the safe
+    way off a dialog)."""
     from agent.vision.screens import Action
 
     ranked = list(getattr(verdict, "ranked", ()) or ([] if verdict.action is None else [verdict.action]))
     for action in ranked:
-        if action.kind == "tap" and action.point is not None and tapped.get(_tap_key(action), 0) >= TAP_LIMIT:
+        if action.kind == "tap" and action.point is not None and tapped.get(_tap_key(action, verdict.kind), 0) >= TAP_LIMIT:
             continue
         return action
     if not ranked:

@@ -446,3 +446,61 @@ def test_a_still_screen_is_classified_once_but_again_after_its_reading_failed(mo
     assert len(asked) == 2  # read again once after the failed reading, then kept
     h.handle(frame + 1, None)  # another picture: read
     assert len(asked) == 3
+
+
+def test_a_reading_that_failed_is_never_acted_on_but_read_again(monkeypatch):
+    """A reading whose OCR failed (Tesseract timed out on a busy machine) lacks words: its
+    verdict taps what the missing words would have ruled out (a Start behind the dialog).
+    It is read again, a few times, before anything is tapped."""
+    from agent.play.screens import MISREAD_LOOKS
+
+    clock = ManualClock()
+    loop = Loop(Phone(clock, {(200, 500): "close"}), clock, _profile())
+    behind = Action("tap", (200, 120), "Start", "the map's Start, read while the dialog's words were lost")
+    good = Action("tap", (200, 500), "Claim", "the dialog's button")
+
+    class Ocr:
+        failures = 0
+
+    ocr, fails = Ocr(), [MISREAD_LOOKS - 1]
+
+    def classify(*a: Any, **k: Any) -> ScreenVerdict:
+        if fails[0] > 0:
+            fails[0] -= 1
+            ocr.failures += 1
+            return _verdict([behind])
+        return _verdict([good])
+
+    monkeypatch.setattr(vision_screens, "classify_screen", classify)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    h._ocr_checked, h._ocr = True, ocr
+    for _ in range(MISREAD_LOOKS - 1):
+        assert h.handle(loop.device.screencap(), None) is False
+    assert loop.device.taps == []
+    assert h.handle(loop.device.screencap(), None) is True
+    assert loop.device.taps == [(200, 500)] and not loop.device.dialog
+    notes = [f["detail"] for e, f in loop.lines if e == "note"]
+    assert len(notes) == MISREAD_LOOKS - 1 and all("reading failed" in n for n in notes)
+
+
+def test_a_reading_that_fails_again_and_again_is_acted_on_in_the_end(monkeypatch):
+    from agent.play.screens import MISREAD_LOOKS
+
+    clock = ManualClock()
+    loop = Loop(Phone(clock, {(200, 500): "close"}), clock, _profile())
+    good = Action("tap", (200, 500), "Claim", "the dialog's button")
+
+    class Ocr:
+        failures = 0
+
+    ocr = Ocr()
+
+    def classify(*a: Any, **k: Any) -> ScreenVerdict:
+        ocr.failures += 1
+        return _verdict([good])
+
+    monkeypatch.setattr(vision_screens, "classify_screen", classify)
+    h = ScreenHandler(loop)  # type: ignore[arg-type]
+    h._ocr_checked, h._ocr = True, ocr
+    results = [h.handle(loop.device.screencap(), None) for _ in range(MISREAD_LOOKS + 1)]
+    assert results == [False] * MISREAD_LOOKS + [True] and loop.device.taps == [(200, 500)]

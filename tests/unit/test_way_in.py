@@ -158,6 +158,44 @@ def test_a_button_that_led_nowhere_twice_on_the_way_in_is_not_tapped_a_third_tim
     assert phone.taps and max(places.values()) <= TAP_LIMIT, way.steps
 
 
+class _FailingFirst:
+    """An OCR whose first readings fail part way, as Tesseract timing out on a busy machine
+    does: the dialog's words are missing, the map's Start below it is read."""
+
+    def __init__(self, fails: int) -> None:
+        self.real, self.fails, self.failures = default_ocr(), fails, 0
+
+    def words(self, image):
+        words = self.real.words(image)
+        if self.fails > 0:
+            self.fails -= 1
+            self.failures += 1
+            h = image.shape[0]
+            words = [w for w in words if w.centre[1] > 0.8 * h]
+        return words
+
+    def read_crops(self, image, boxes):
+        return self.real.read_crops(image, boxes)
+
+
+def test_a_reading_that_failed_is_read_again_before_anything_is_tapped_on_the_way_in():
+    """Under load the gift card's words were lost and the map's Start behind it was tapped
+    twice (taken by the card), then spent for the map itself, and calibration failed
+    pressing Back on the map. A failed reading is now read again before it is acted on."""
+    from agent.games.registry import role_hints
+    from agent.vision.frames import calibrate_frames
+    from agent.vision.way_in import reach_board
+
+    ph = _phone(11)
+    assert ph.screen_detail == "daily"
+    hints = role_hints("match3")
+    way = reach_board(ph, ph.clock, ph.serial,
+                      lambda f: calibrate_frames([f], "match3", hints=hints).profile.board_bbox, "match3", _FailingFirst(2))  # fmt: skip
+    assert ph.screen_kind == "board", way.steps
+    t = ph.truth()
+    assert (t["taps_ignored"], t["back_presses"], t["forbidden_taps"]) == (0, 0, 0), way.steps
+
+
 class _SlidingPhone(SagaPhone):
     """A phone whose every new screen slides in for a few frames and takes no tap until it
     rests, as many games' maps and cards do."""
