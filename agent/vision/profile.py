@@ -68,7 +68,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence, cast
+from typing import Any, Iterable, Literal, Protocol, Sequence, cast
 
 import numpy as np
 import tomli_w
@@ -778,6 +778,19 @@ class SavedProfile:
         if self.kept is not None:
             said += f"; the unreadable file that was there is kept as {self.kept}"
         return said
+
+
+class _Phone(Protocol):
+    @property
+    def model(self) -> str: ...
+
+    def screen_size(self) -> tuple[int, int]: ...
+
+
+def write_phone_profile(phone: _Phone, game: GameProfile, directory: str | os.PathLike[str]) -> SavedProfile:
+    """`write_game_profile` for the phone's model and screen size."""
+    w, h = phone.screen_size()
+    return write_game_profile(phone.model, w, h, game, directory)
 
 
 def save_game_profile(

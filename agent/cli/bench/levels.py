@@ -80,7 +80,6 @@ class GameRun:
         return (self.levels_won >= levels and self.forbidden_taps == 0 and self.swipes_while_moving == 0
                 and self.accepted_share >= ACCEPTED_TARGET and not self.error)  # fmt: skip
 
-
     def line(self, levels: int) -> str:
         """The game's result in a line, as each game ends."""
         if self.error:

@@ -283,9 +283,10 @@ class LightsOutSim:
         return LightsOutPhone(puzzle, seed=seed, size=size, clock=clock, serial=serial or SIM_SERIAL)
 
     def save_profile(self, phone: Any, directory: Path) -> tuple[Path, str]:
-        from agent.games.lightsout.sim_profile import write_sim_profile
+        from agent.games.lightsout.sim_profile import sim_game_profile
+        from agent.vision.profile import write_phone_profile
 
-        saved = write_sim_profile(phone, directory)
+        saved = write_phone_profile(phone, sim_game_profile(phone), directory)
         return saved.path, saved.told("written from the simulator's known layout")
 
     def true_board(self, phone: Any) -> Lights:

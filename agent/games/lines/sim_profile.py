@@ -13,7 +13,7 @@ from agent.games.lines.render import render_board
 from agent.games.lines.sim import LinesSimPhone
 from agent.vision.classify import exemplars_from_labels
 from agent.vision.features import cell_features
-from agent.vision.profile import GameProfile, SavedProfile, write_game_profile
+from agent.vision.profile import GameProfile, write_phone_profile
 
 GAME = "lines"
 
@@ -44,11 +44,5 @@ def sim_game_profile(phone: LinesSimPhone) -> GameProfile:
 
 def save_sim_profile(phone: LinesSimPhone, directory: Path | str) -> Path:
     """Write (or refresh) the phone's profile in `directory`, keeping other games in the file."""
-    return write_sim_profile(phone, directory).path
-
-
-def write_sim_profile(phone: LinesSimPhone, directory: Path | str) -> SavedProfile:
-    """`save_sim_profile`, saying where an unreadable file in its place was kept."""
-    w, h = phone.screen_size()
     # Derived data: a stale or broken sim profile is simply rewritten.
-    return write_game_profile(phone.model, w, h, sim_game_profile(phone), directory)
+    return write_phone_profile(phone, sim_game_profile(phone), directory).path

@@ -16,7 +16,7 @@ import numpy as np
 
 from agent.games.match3.hints import ROLE_HINTS
 from agent.vision.frames import calibrate_frames
-from agent.vision.profile import GameProfile, write_game_profile
+from agent.vision.profile import GameProfile, write_phone_profile
 from agent.vision.screen_facts import with_screen_facts
 
 def calibrate_phone(phone: Any) -> GameProfile:
@@ -36,7 +36,5 @@ def calibrate_phone(phone: Any) -> GameProfile:
 
 
 def calibrated_profile(phone: Any, directory: Path) -> tuple[Path, str]:
-    profile = calibrate_phone(phone)
-    w, h = phone.screen_size()
-    saved = write_game_profile(phone.model, w, h, profile, directory)
+    saved = write_phone_profile(phone, calibrate_phone(phone), directory)
     return saved.path, saved.told("calibrated on the phone's screen")

@@ -20,7 +20,7 @@ from agent.games.match3.render import Layout, render_board
 from agent.vision.classify import exemplars_from_labels
 from agent.vision.features import cell_features
 from agent.vision.grid import bbox_to_frac
-from agent.vision.profile import GameProfile, SavedProfile, load_profile, profile_filename, write_game_profile
+from agent.vision.profile import GameProfile, load_profile, profile_filename, write_phone_profile
 
 
 SIM_LAYOUT = "sim-layout"  # GameProfile.source of profiles made from the known layout
@@ -52,14 +52,8 @@ def sim_game_profile(phone: SimPhone) -> GameProfile:
 
 def save_sim_profile(phone: SimPhone, directory: Path | str) -> Path:
     """Write (or refresh) the phone's profile in `directory`, keeping other games in the file."""
-    return write_sim_profile(phone, directory).path
-
-
-def write_sim_profile(phone: SimPhone, directory: Path | str) -> SavedProfile:
-    """`save_sim_profile`, saying where an unreadable file in its place was kept."""
-    w, h = phone.screen_size()
     # Derived data: a stale or broken sim profile is simply rewritten.
-    return write_game_profile(phone.model, w, h, sim_game_profile(phone), directory)
+    return write_phone_profile(phone, sim_game_profile(phone), directory).path
 
 
 def sim_profile_for_play(phone: SimPhone, directory: Path | str) -> tuple[Path, str]:
@@ -78,7 +72,7 @@ def sim_profile_for_play(phone: SimPhone, directory: Path | str) -> tuple[Path, 
             game = None  # stale or broken: fall through and rewrite it
         if game is not None and game.source == "calibrated":
             return path, f"{path} (calibrated with `agent calibrate --sim`)"
-    saved = write_sim_profile(phone, directory)
+    saved = write_phone_profile(phone, sim_game_profile(phone), directory)
     return saved.path, saved.told("written from the simulator's known layout; `agent calibrate --sim` calibrates it instead")
 
 
