@@ -50,9 +50,12 @@ def find_panel(frame: np.ndarray, regions: list[Region], words: list[Word], extr
 
     def backdrop(box: Box) -> bool:
         # a shape running to two of the screen's edges with a worded panel inside it is the
-        # screen behind a card (a map's sky around a daily bonus), not the card
+        # screen behind a card (a map's sky around a daily bonus), not the card; one running
+        # to the top and both sides is the screen's own top, its header bar on it (a sheet
+        # slides up from the bottom, a dialog leaves a margin)
         edges = (box[0] <= 1) + (box[1] <= 1) + (box[2] >= w - 1) + (box[3] >= h - 1)
-        return edges >= 2 and any(o != box and _contains(box, o) for o in worded)
+        top = box[0] <= 1 and box[1] <= 1 and box[2] >= w - 1
+        return top or edges >= 2 and any(o != box and _contains(box, o) for o in worded)
 
     best: tuple[float, Box] | None = None
     for box in cands:

@@ -64,6 +64,7 @@ from agent.vision.glyphs import find_glyphs
 from agent.vision.grid import BBox, Frac, bbox_to_frac, frac_to_bbox
 from agent.vision.lattice import Lattice
 from agent.vision.locate import BoardFind
+from agent.vision.map_nodes import MAP_BAND, MAP_SPAN, PROMINENT, UNREAD_INK, badge_path, current_node, number_badge
 from agent.vision.ocr import (
     UNAVAILABLE, Ocr, Region, Word, flat_regions, ink_crop, merge_words, ocr_unavailable_reason,
 )  # fmt: skip
@@ -98,17 +99,11 @@ LOOSE_SURE = 0.85
 LINE_GAP = 1.5  # word heights: words closer than this on one line belong together
 AD_CORNER = (0.3, 0.12)  # of the frame's width and height: where an ad's countdown and close sit
 UNREAD_AREA = 0.002  # of the frame: smaller inked shapes are icons, not buttons to read again
-UNREAD_INK = (0.05, 0.6)  # share of a shape's outline that is ink: words, not a picture
 UNREAD_MAX = 8  # shapes read again, at most
-MAP_BAND = (0.08, 0.93)  # of the frame's height: level nodes lie between the map's top and bottom bars
 PLAY_WORDS = (["play"], ["start"], ["let's"], ["lets"], ["let"])  # a button starting a level
 MAP_STEP = 0.06  # of the frame's height: two level nodes are at least this far apart
-NODE_AREA = (0.001, 0.03)  # of the frame: a level node's badge
-NODE_REACH = 0.4  # of the frame's height: the current node is at most this far from the path's other nodes
 BADGE = 0.3  # of the frame's width: a level node's badge is at most this wide
-PROMINENT = 1.3  # the current level's node is this much bigger than the others at least
 NODE_LABEL = "level node"  # a map's node tapped for its shape alone (no number, no Play read on it)
-MAP_SPAN = 0.15  # of the frame's height: a map's numbers spread at least this far up and down
 
 SAFE_RANK = {
     "close": 0, "x": 0, "×": 0, "✕": 0, "✖": 0,
@@ -473,7 +468,9 @@ def _judge(frame: np.ndarray, b: Button, words: list[Word]) -> tuple[Verdict, st
     if why is not None:
         return "forbidden", why, None
     # a price in a game's currency has two digits at least ("+5 moves" is what it buys)
-    numbers = [wd for wd in words if _inside(wd.centre, b.box) and PRICE_DIGITS.fullmatch(W.norm(wd.text))]
+    # (a number glued to a word, "go900", as OCR reads a bold button, counts too)
+    numbers = [wd for wd in words if _inside(wd.centre, b.box)
+               and PRICE_DIGITS.fullmatch(W.GLUED.sub(r"\2", W.norm(wd.text)))]  # fmt: skip
     for wd in numbers:
         face = b.shape.colour if b.shape is not None else None
         if icon_beside(frame, wd.box, face) is not None:
@@ -483,6 +480,10 @@ def _judge(frame: np.ndarray, b: Button, words: list[Word]) -> tuple[Verdict, st
     meaning = W.safe_meaning(b.text)
     if meaning is not None:
         return "safe", f"safe word {W.norm(b.text)!r}", meaning
+    if b.text != b.all_text and W.safe_meaning(b.all_text) is not None:
+        # the unsure words complete the sure ones into a way on ("Let's" read surely, "go 3"
+        # not): nothing forbidden is among them, or the whole text was judged so above
+        return "safe", f"safe words {W.norm(b.all_text)!r}", W.safe_meaning(b.all_text)
     return "other", "no way on", None
 
 
@@ -735,20 +736,25 @@ def classify_screen(
     # under a dialog's dimmed overlay: a board's tiles behind an out-of-moves card read
     # as "4" and "'4" once, and the card's close X was never looked for)
     nodes = [(b, sb) for b, sb in zip(groups, seen)
-             if re.fullmatch(r"\d{1,4}", W.norm(b.all_text)) and sb.verdict == "other" and sb.why == "no way on"
-             and MAP_BAND[0] * h <= _centre(b.box)[1] <= MAP_BAND[1] * h and _badge(b, w) and not look.behind(b.box)]  # fmt: skip
+             if _node_number(b) is not None and sb.verdict == "other" and sb.why == "no way on"
+             and MAP_BAND[0] * h <= _centre(b.box)[1] <= MAP_BAND[1] * h and (_badge(b, w) or number_badge(regions, _word_box(b, words) or b.box, w, h) is not None)
+             and not look.behind(b.box)]  # fmt: skip
+    # (a node's size is its badge's: the current level's number can be a flat glyph of its own)
+    badges = {id(b): _node_box(b, regions, words, w, h) for b, _ in nodes}
     # (a way on other than Play, on a dialog or anywhere, makes a card of it)
+    # (but a lone "x" read where no dialog was found is a speck of the map: a star, a spark)
     in_dialog = any(W.norm(c.button.text).split()[:1] not in PLAY_WORDS and (
-        not c.outside or c.meaning in ("forward", "retry")) for c in cands)
+        not c.outside or c.meaning in ("forward", "retry"))
+        and not (panel is None and W.norm(c.button.text) in ("x", "×", "✕", "✖")) for c in cands)
     if len(nodes) >= 2 and not in_dialog:  # (a dialog with a way on is a card, whatever numbers are around it)
         ys = [_centre(b.box)[1] for b, _ in nodes]
         xs = [_centre(b.box)[0] for b, _ in nodes]
-        sizes = sorted(b.box[3] - b.box[1] for b, _ in nodes)
+        sizes = sorted(badges[id(b)][3] - badges[id(b)][1] for b, _ in nodes)
         # three nodes along a path, or two of which one stands out (the current level)
         path = len(nodes) >= 3 and max(ys) - min(ys) >= MAP_SPAN * h and max(xs) - min(xs) >= 0.1 * w
         pair = len(nodes) == 2 and max(ys) - min(ys) >= MAP_STEP * h and sizes[1] >= PROMINENT * sizes[0]
         if path or pair:
-            return _map(nodes, cands, seen, words, refused)
+            return _map(nodes, badges, cands, seen, words, refused)
     # a map whose other levels are locked (padlocks, no numbers): a path of like round
     # badges and a Play button, with no dialog
     plays = [c for c in sorted(cands, key=_order) if c.meaning == "forward" and not c.outside
@@ -760,17 +766,22 @@ def classify_screen(
                                         for wd in words)  # fmt: skip
     path = badge_path(regions, w, h) if wordless and not in_dialog else []
     if plays and path:
-        level = max((int(W.norm(b.all_text)) for b, _ in nodes), default=None)
+        named = W.started_level(plays[0].button.text)
+        level = named if named is not None else max((_number_of(b) for b, _ in nodes), default=None)
         ranked = tuple(_tap(c, "the level map") for c in plays)
         return ScreenVerdict("map", ranked[0], f"the level map; tapping {ranked[0].label!r}", tuple(words),
                              refused=refused, buttons=tuple(seen), ranked=ranked, level=level)  # fmt: skip
-    node = current_node(regions, path, w, h) if path and not cands else None
+    node = current_node(frame, regions, path, w, h) if path and not cands else None
     if node is not None and not any(_inside(_centre(node.box), rb) for rb in refused_boxes):
-        # no Play button, no number read: the node that stands out on the path is the level to play
-        sb = SeenButton("(node)", node.box, "safe", "the map's prominent level node")
-        act = Action("tap", _centre(node.box), NODE_LABEL, "the level map; its prominent node (no number read)")
+        # no Play button, too few numbers read: the node that stands out on the path is the
+        # level to play (its number, when read, names the level)
+        on = [_number_of(b) for b, _ in nodes if _inside(_centre(b.box), node.box)]
+        number = on[0] if len(on) == 1 else None
+        sb = SeenButton("(node)" if number is None else str(number), node.box, "safe", "the map's prominent level node")
+        act = Action("tap", _centre(node.box), NODE_LABEL,
+                     "the level map; its prominent node" + (" (no number read)" if number is None else f" ({number})"))
         return ScreenVerdict("map", act, "the level map; tapping its prominent node", tuple(words), refused=refused,
-                             buttons=tuple(seen) + (sb,), ranked=(act,))  # fmt: skip
+                             buttons=tuple(seen) + (sb,), ranked=(act,), level=number)  # fmt: skip
 
     # a dialog's close glyph: an X on a flat badge, or an X or arrow at a panel's top corner
     close = find_close(frame, regions, panels)
@@ -877,17 +888,41 @@ def _ad(frame: np.ndarray, seen: list[SeenButton], cands: list[_Cand], corners: 
     return ScreenVerdict("ad", wait, f"an ad; waiting for {why}", ranked=(wait, back), **common)  # type: ignore[arg-type]
 
 
-def _map(nodes: list[tuple[Button, SeenButton]], cands: list[_Cand], seen: list[SeenButton], words: list[Word],
-         refused: tuple[str, ...]) -> ScreenVerdict:  # fmt: skip
+def _node_number(b: Button) -> int | None:
+    """The level number on a map's node: a number of 1 to 4 digits, alone but for one speck
+    read as a letter beside it ("48 a": a star or the badge's rim)."""
+    tokens = W.norm(b.all_text).split()
+    numbers = [t for t in tokens if re.fullmatch(r"\d{1,4}", t)]
+    specks = [t for t in tokens if t not in numbers]
+    if len(numbers) == 1 and len(specks) <= 1 and all(len(t) == 1 and t.isalpha() for t in specks):
+        return int(numbers[0])
+    return None
+
+
+def _number_of(b: Button) -> int:
+    n = _node_number(b)
+    assert n is not None  # (only nodes, which have one, are asked)
+    return n
+
+
+def _node_box(b: Button, regions: list[Region], words: list[Word], w: int, h: int) -> BBox:
+    """A level number's badge: the round shape it is written on, else the shape OCR grouped
+    it on."""
+    badge = number_badge(regions, _word_box(b, words) or b.box, w, h)
+    return badge.box if badge is not None else b.shape.box if b.shape is not None else b.box
+
+
+def _map(nodes: list[tuple[Button, SeenButton]], badges: dict[int, BBox], cands: list[_Cand], seen: list[SeenButton],
+         words: list[Word], refused: tuple[str, ...]) -> ScreenVerdict:  # fmt: skip
     """The level map: a Play button where there is one (it plays the current level, whichever
-    node OCR missed), else the prominent level node (its badge the biggest)."""
+    node OCR missed), else the prominent level node (its badge, `badges`, the biggest)."""
 
     def size(b: Button) -> int:
-        box = b.shape.box if b.shape is not None else b.box
+        box = badges[id(b)]
         return (box[2] - box[0]) * (box[3] - box[1])
 
     node_b, _ = max(nodes, key=lambda n: (size(n[0]), n[0].box[3] - n[0].box[1]))
-    number = int(W.norm(node_b.all_text))
+    number = _number_of(node_b)
     others = [size(b) for b, _ in nodes if b is not node_b]
     # the map's level is the node that stands out; when OCR missed that one, the biggest node
     # read is a level played before, which names no level
@@ -896,10 +931,12 @@ def _map(nodes: list[tuple[Button, SeenButton]], cands: list[_Cand], seen: list[
                       "the prominent level node" if b is node_b else "a level node") if (b, sb) in nodes else sb
            for b, sb in zip([n[0] for n in nodes], [n[1] for n in nodes])]  # fmt: skip
     rest = [sb for sb in seen if all(sb is not n[1] for n in nodes)]
-    node_action = Action("tap", _centre(node_b.box), node_b.all_text, f"the level map; level {number} is the prominent node")
+    node_action = Action("tap", _centre(node_b.box), str(number), f"the level map; level {number} is the prominent node")
     plays = [c for c in sorted(cands, key=_order) if c.meaning == "forward"]
     play_words = [c for c in plays if W.norm(c.button.text).split()[:1] in PLAY_WORDS]
     if play_words:
+        named = W.started_level(play_words[0].button.text)
+        level = named if named is not None else level
         first = _tap(play_words[0], "the level map")
         ranked = (first, node_action) + tuple(_tap(c, "the level map") for c in plays if c is not play_words[0])
         return ScreenVerdict("map", first, f"the level map; tapping {first.label!r}", tuple(words), refused=refused,
@@ -907,49 +944,6 @@ def _map(nodes: list[tuple[Button, SeenButton]], cands: list[_Cand], seen: list[
     ranked = (node_action,) + tuple(_tap(c, "the level map") for c in plays)
     return ScreenVerdict("map", node_action, f"the level map; tapping level {number}", tuple(words), refused=refused,
                          buttons=tuple(out + rest), ranked=ranked, level=level)  # fmt: skip
-
-
-def badge_path(regions: list[Region], w: int, h: int) -> list[Region]:
-    """Level nodes along a path: at least three round flat badges of one size, spread up
-    and down the map band and across it, few, and not in rows (a board's tiles share rows).
-    The nodes, or none."""
-    round_ = [r for r in regions if 0.8 <= (r.box[2] - r.box[0]) / max(1, r.box[3] - r.box[1]) <= 1.25
-              and NODE_AREA[0] * w * h <= r.area <= NODE_AREA[1] * w * h
-              and MAP_BAND[0] * h <= (r.box[1] + r.box[3]) / 2 <= MAP_BAND[1] * h]  # fmt: skip
-    best: tuple[int, float, list[Region]] | None = None
-    for r in round_:
-        like = [o for o in round_ if 1 / 1.3 <= o.area / r.area <= 1.3]
-        if not 3 <= len(like) <= 16:
-            continue
-        ys = sorted((o.box[1] + o.box[3]) / 2 for o in like)
-        xs = [(o.box[0] + o.box[2]) / 2 for o in like]
-        size = r.box[3] - r.box[1]
-        rows = 1 + sum(b - a > size / 2 for a, b in zip(ys, ys[1:]))
-        if ys[-1] - ys[0] >= MAP_SPAN * h and max(xs) - min(xs) >= 0.1 * w and rows >= 0.7 * len(like):
-            # of the sets that qualify, the path is the longest (a map's few big round
-            # decorations make a set of three too), then the one with ink on it (padlocks,
-            # numbers, stars: a blank disc is a picture)
-            key = (len(like), float(np.median([o.ink for o in like])))
-            if best is None or key > best[:2]:
-                best = (key[0], key[1], like)
-    return [] if best is None else best[2]
-
-
-def current_node(regions: list[Region], path: list[Region], w: int, h: int) -> Region | None:
-    """The current level's node on a map of like badges: a round badge with ink on it (its
-    number, read or not) that stands out by size, near the path. None when no one does."""
-    if not path:
-        return None
-    node = float(np.median([r.area for r in path]))
-
-    def near(r: Region) -> float:
-        cx, cy = (r.box[0] + r.box[2]) / 2, (r.box[1] + r.box[3]) / 2
-        return min(np.hypot(cx - (o.box[0] + o.box[2]) / 2, cy - (o.box[1] + o.box[3]) / 2) for o in path)
-
-    big = [r for r in regions if r not in path and 0.8 <= (r.box[2] - r.box[0]) / max(1, r.box[3] - r.box[1]) <= 1.25
-           and PROMINENT * node <= r.area <= NODE_AREA[1] * w * h and UNREAD_INK[0] <= r.ink <= UNREAD_INK[1]
-           and MAP_BAND[0] * h <= (r.box[1] + r.box[3]) / 2 <= MAP_BAND[1] * h and near(r) <= NODE_REACH * h]  # fmt: skip
-    return min(big, key=near) if big else None
 
 
 def _beside(box: tuple[int, int, int, int], other: tuple[int, int, int, int]) -> bool:

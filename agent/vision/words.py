@@ -53,7 +53,11 @@ INSTALL = {"install", "download", "get", "play now", "install now", "open"}
 PRICE = re.compile(r"[$€£¥₹₩]|\d+[.,]\d\d\b|\b(usd|eur|gbp|jpy)\b", re.IGNORECASE)
 NUMBER = re.compile(r"\d+")
 # Words a number after which names a thing rather than pricing it ("Level 12", "Play 12").
-NAMING = {"level", "lvl", "lv", "stage", "play", "start", "day", "score", "of", "x"}
+NAMING = {"level", "lvl", "lv", "stage", "play", "start", "go", "day", "score", "of", "x"}
+# Ways on a level's number may follow ("Play 12", "Let's go 3"): they start that level.
+STARTS = ("play", "level", "start", "go", "let's go", "lets go", "let s go")
+# A number glued to the word before it, as OCR reads a bold button ("go3", "Play12").
+GLUED = re.compile(r"\b([a-z']{2,})(\d{1,4})\b")
 # A header's labels: "MOVES 12" on a badge is a count, not a price.
 HUD = {"moves", "time", "goal", "target", "stars", "score", "level", "coins", "lives"}
 LEVEL = re.compile(r"\b(?:level|lvl|lv|stage)\s*\.?\s*(\d{1,4})\b", re.IGNORECASE)
@@ -91,7 +95,7 @@ def _phrases(words: list[str]) -> list[str]:
 def forbidden_why(text: str, on_button: bool = False) -> str | None:
     """Why the text marks a button never to tap (a price, Buy, Install...), or None.
     `on_button`: the text is a button's, where words followed by a number are sold for it."""
-    t = norm(text).replace("?", " ").replace("'", " ")
+    t = GLUED.sub(r"\1 \2", norm(text).replace("?", " ")).replace("'", " ")
     m = PRICE.search(t)
     if m:
         return f"a price: {text.strip()!r}"
@@ -104,7 +108,7 @@ def forbidden_why(text: str, on_button: bool = False) -> str | None:
         if phrase in FORBIDDEN_WORDS:
             return f"{phrase!r} {FORBIDDEN_WORDS[phrase]}"
     if on_button and len(words) >= 2 and NUMBER.fullmatch(words[-1]) and int(words[-1]) >= 10 \
-            and any(w.isalpha() for w in words[:-1]) and words[-2] not in NAMING \
+            and any(w.isalpha() for w in words[:-1]) and words[-2] not in NAMING and squash(words[-2]) not in SQUASHED_STARTS \
             and not (len(words) == 2 and words[0] in HUD):  # fmt: skip
         # "+5 moves 900", "Booster 500": words with a number after them are sold for it
         return f"a price: {text.strip()!r} ends in a number"
@@ -120,12 +124,13 @@ def squash(text: str) -> str:
 # the phrases of several words, squashed (one word alone is matched as it is)
 SQUASHED_SAFE: dict[str, Meaning] = {squash(k): v for k, v in SAFE.items() if len(squash(k)) >= 5}
 SQUASHED_FORBIDDEN: dict[str, str] = {squash(k): v for k, v in FORBIDDEN_PHRASES.items()}
+SQUASHED_STARTS = {squash(k) for k in STARTS}
 
 
 def safe_meaning(text: str) -> Meaning | None:
     """What a way-on button does, or None when the text is not one: every word must be a
     safe word or a filler, and one at least safe."""
-    t = norm(text).replace("?", "")
+    t = GLUED.sub(r"\1 \2", norm(text).replace("?", ""))
     if not t:
         return None
     if t in SAFE:
@@ -137,7 +142,9 @@ def safe_meaning(text: str) -> Meaning | None:
     for phrase in _phrases(t.split()):
         if phrase in SAFE:
             meanings.append(SAFE[phrase])
-        elif not (phrase in FILLER or (phrase.isdigit() and prev in ("play", "level", "start"))):
+        elif squash(phrase) in SQUASHED_SAFE:  # ("Letsgo 12": the phrase's words run together)
+            meanings.append(SQUASHED_SAFE[squash(phrase)])
+        elif not (phrase in FILLER or (phrase.isdigit() and squash(prev) in SQUASHED_STARTS)):
             return None  # ("Play 12" plays level 12; "Play on for 900" is no plain way on)
         prev = phrase
     if not meanings:
@@ -147,6 +154,16 @@ def safe_meaning(text: str) -> Meaning | None:
         if PREFERENCE[m] < PREFERENCE[best]:
             best = m
     return best
+
+
+def started_level(text: str) -> int | None:
+    """The level a way on names ("Play 12", "Let's go 3"), or None."""
+    t = GLUED.sub(r"\1 \2", norm(text).replace("?", ""))
+    words = t.split()
+    if len(words) >= 2 and words[-1].isdigit() and len(words[-1]) <= 4 and safe_meaning(t) == "forward" \
+            and squash(" ".join(words[:-1])).endswith(tuple(SQUASHED_STARTS)):  # fmt: skip
+        return int(words[-1])
+    return None
 
 
 def is_install(text: str) -> bool:

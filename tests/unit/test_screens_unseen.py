@@ -23,7 +23,9 @@ needs_tesseract = pytest.mark.skipif(ocr_unavailable_reason() is not None, reaso
                                   "OK", "Retry", "Try again", "Later", "Not now", "No thanks", "Skip", "Close",
                                   "Resume", "Keep playing", "X", "Got it",
                                   # as OCR reads bold buttons: spaces and apostrophes dropped
-                                  "Letsgo", "Let s go", "Nothanks", "Tryagain", "Notnow", "Tapto continue"])  # fmt: skip
+                                  "Letsgo", "Let s go", "Nothanks", "Tryagain", "Notnow", "Tapto continue",
+                                  # a level's number after a way on that starts it, glued or not
+                                  "Play 12", "Play12", "Let's go 3", "Let's go3", "Letsgo 1204"])  # fmt: skip
 def test_safe_words_in_their_forms(text):
     assert W.safe_meaning(text) is not None, text
     assert W.forbidden_why(text, on_button=True) is None, text
@@ -41,6 +43,10 @@ def test_a_number_after_words_on_a_button_is_a_price_but_a_level_is_not():
     assert W.forbidden_why("+5 moves 900", on_button=True) is not None
     assert W.forbidden_why("+5 moves 900") is None  # a line of text is no button
     assert W.forbidden_why("Level 12", on_button=True) is None
+    assert W.forbidden_why("Booster500", on_button=True) is not None  # (a number glued to its word)
+    assert W.safe_meaning("Continue 900") is None and W.safe_meaning("Play on 900") is None
+    assert [W.started_level(t) for t in ("Play 12", "Let's go3", "Letsgo 1204", "Play", "Next 3", "Play on 900")] == [
+        12, 3, 1204, None, None, None]  # fmt: skip
     assert W.forbidden_why("Score 2422 of 6953", on_button=True) is None
 
 
