@@ -6,7 +6,8 @@
    REFINE_CELL pixels:
    - period (`refine_period`): the autocorrelation of the candidate's area decides
      between the proposed period, its multiples and its fractions, then fits it to
-     sub-pixel precision from every harmonic peak (cells about square: see _ELONGATED);
+     sub-pixel precision from every harmonic peak, checked against the comb of all of
+     them (see _off_sideband; cells about square: see _ELONGATED);
    - phase (`phase.best_phase`): where the lattice lines fall, as the position at
      which the cells' borders vary least from cell to cell;
    - extent (`extent.board_extent`): the rows and columns whose cells are the board's
@@ -23,6 +24,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import cv2
 import numpy as np
@@ -62,6 +64,10 @@ _WEAK = 0.04
 # _settled). Measured: world 2's 7-row board with a block of crates, its second harmonic
 # 0.32 of the first (its window's top a slope 8% short), the fourth and fifth 0.64-0.76.
 _HARMONIC_PROMINENCE = 0.5
+# The fitted period stands while the comb of every harmonic there is at least this share
+# of the comb's best near it (within its main lobe, the half maximum); off it, the fit
+# followed a sideband (see _off_sideband).
+_COMB_LOBE = 0.5
 # A board's cells are about square (the real shots: at most 1.08 to 1): a lattice whose
 # cells are twice as long as wide has split the board's tiles in two along one axis (a
 # period halved where tiles are mirror-symmetric), and its half-tiles repeat as well as
@@ -163,7 +169,8 @@ def refine_period(v: np.ndarray, p: float, lo: float, prominent: bool = False) -
     least-squares fit through the origin of the harmonic peak positions k*p, each found
     by a parabola through the top of v. `prominent`: a harmonic counts only when its peak
     stands over the troughs half a period either side by a share of the first peak's
-    (_HARMONIC_PROMINENCE), not where the window's highest point is a slope.
+    (_HARMONIC_PROMINENCE), not where the window's highest point is a slope. A fit that
+    followed a family of sidebands instead of the peaks is caught last (_off_sideband).
     """
     n = len(v)
     hi = n / 2.5
@@ -233,7 +240,57 @@ def refine_period(v: np.ndarray, p: float, lo: float, prominent: bool = False) -
         wts.append(max(v[i], 1e-3))
         k_arr, pos_arr, w_arr = np.array(ks, float), np.array(pos), np.array(wts)
         fit = float((w_arr * k_arr * pos_arr).sum() / (w_arr * k_arr * k_arr).sum())
-    return fit
+    return _off_sideband(v, fit, lo, hi)
+
+
+def _off_sideband(v: np.ndarray, fit: float, lo: float, hi: float) -> float:
+    """The period fitted from the harmonics' peaks, unless it lies off the comb of all of
+    them: then the period within _NEAR of it where that comb stands highest (see
+    _harmonic_comb).
+
+    Big sprites that fill most of their cells (gems some 0.85 of a cell wide, with strong
+    outlines) put a peak in the autocorrelation at the sprite's width as well as at the
+    cell's, and a family of such sidebands at k*p - (p - width) beside the true peaks k*p.
+    At the scale the period is measured on, the first sideband and the first true peak
+    merge into one broad hump whose top is the sideband (the autocorrelation falls with
+    the lag); the fit then follows the sidebands, through the origin, and comes out short
+    (measured: a board of such gems with cut corners, 106 pixels a cell, placed at 96.5
+    along x, its columns drifting most of a cell off at its edges). A sideband stands
+    beside each harmonic at the same lag, not in proportion to k, so only the true
+    period lines up every harmonic's peak over its troughs at once.
+    """
+    n = len(v)
+    harmonics = max(1, int(0.7 * n / fit))  # the fit's own reach
+    grid = fit * np.linspace(1 - _NEAR, 1 + _NEAR, 61)
+    grid = grid[(grid >= lo) & (grid <= hi) & ((harmonics + 0.5) * grid <= n - 1.001)]
+    if grid.size < 3:
+        return fit
+    comb = _harmonic_comb(v, grid, harmonics)
+    i = int(np.argmax(comb))
+    if i == 0 or i == grid.size - 1 or comb[i] <= 0.0:
+        return fit  # no peak of the comb near the fit: nothing better to go by
+    # Within the comb's main lobe the fit stands: it is the more precise (each peak's
+    # own top, weighted), and where peaks are broad blobs the comb's top moves with the
+    # slope of the autocorrelation as much as the fit's does.
+    if _harmonic_comb(v, np.array([fit]), harmonics)[0] >= _COMB_LOBE * comb[i]:
+        return fit
+    den = comb[i - 1] - 2 * comb[i] + comb[i + 1]
+    off = 0.5 * (comb[i - 1] - comb[i + 1]) / den if den < 0 else 0.0
+    return float(grid[i] + np.clip(off, -0.5, 0.5) * (grid[1] - grid[0]))
+
+
+def _harmonic_comb(v: np.ndarray, periods: np.ndarray, harmonics: int) -> np.ndarray:
+    """For each period p, how far the autocorrelation v stands at k*p over the mean of
+    the troughs at (k -/+ 1/2)*p, averaged over k = 1..harmonics (the same k for every
+    period, so they compare). Against the troughs' mean, not the higher one (see
+    comb_scores): a steep fall of v with the lag hides a true peak below the trough
+    before it but leaves it above their mean."""
+    lags = np.arange(len(v))
+    k = np.arange(1, harmonics + 1)[None, :]
+    p = periods[:, None]
+    peaks = np.interp(k * p, lags, v)
+    troughs = (np.interp((k - 0.5) * p, lags, v) + np.interp((k + 0.5) * p, lags, v)) / 2
+    return cast(np.ndarray, (peaks - troughs).mean(axis=1))
 
 
 # -- phase and extent ----------------------------------------------------------------------
