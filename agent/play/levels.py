@@ -97,7 +97,12 @@ class LevelTracker:
         cur = self.current
         if cur is not None and cur.ending and cur.moves > 0 and self._next_number is not None \
                 and self._next_number != cur.level:
-            closed = self._close(cur, t, None, "")  # a new level's number came between
+            # a new level's number came between (a map's, an intro's): the next one's means
+            # the game moved on, which it does for a level won; another, nothing certain
+            if cur.level is not None and self._next_number == cur.level + 1:
+                closed = self._close(cur, t, True, f"the next level, {self._next_number}, came up")
+            else:
+                closed = self._close(cur, t, None, "")
         if self.current is None:
             self._open(t, self._next_number)
         self._next_number = None

@@ -775,13 +775,15 @@ def classify_screen(
     if node is not None and not any(_inside(_centre(node.box), rb) for rb in refused_boxes):
         # no Play button, too few numbers read: the node that stands out on the path is the
         # level to play (its number, when read, names the level)
+        # (the number read on it is shown, but names no level: a lone small number is
+        # misread too often, "2" as "4,", and a wrong level number outlives the level)
         on = [_number_of(b) for b, _ in nodes if _inside(_centre(b.box), node.box)]
         number = on[0] if len(on) == 1 else None
         sb = SeenButton("(node)" if number is None else str(number), node.box, "safe", "the map's prominent level node")
         act = Action("tap", _centre(node.box), NODE_LABEL,
-                     "the level map; its prominent node" + (" (no number read)" if number is None else f" ({number})"))
+                     "the level map; its prominent node" + (" (no number read)" if number is None else f" ({number}?)"))
         return ScreenVerdict("map", act, "the level map; tapping its prominent node", tuple(words), refused=refused,
-                             buttons=tuple(seen) + (sb,), ranked=(act,), level=number)  # fmt: skip
+                             buttons=tuple(seen) + (sb,), ranked=(act,))  # fmt: skip
 
     # a dialog's close glyph: an X on a flat badge, or an X or arrow at a panel's top corner
     close = find_close(frame, regions, panels)

@@ -290,3 +290,23 @@ def test_a_level_told_late_by_the_next_levels_number_stops_the_run_at_once(tmp_p
         assert lp.levels.won == 0
         lp._level_on_board(Status(None, None, level=2, goal=goal), 3.0)
         assert lp.levels.won == 1 and lp.player.goal_progress()["goal"] == "collect"
+
+
+def test_a_level_whose_card_was_not_read_is_won_when_the_map_names_the_next_level():
+    # the card at level 3's end unread (its words lost under an animation), then the map
+    # (or an intro card) names level 4: the game moved on, which it does for a level won
+    tr = LevelTracker()
+    _played(tr, 0.0, 6, level=3)
+    assert tr.screen(None, None, None, 1.0, kind="card") is None  # a card came, its words unread
+    assert tr.screen(None, 4, None, 2.0, kind="map") is None
+    closed = tr.board(3.0)
+    assert closed is not None and (closed.level, closed.won) == (3, True) and "4" in closed.how
+    assert tr.current is not None and tr.current.level == 4
+
+    # a number that is not the next one tells nothing (a misread, a level skipped)
+    tr = LevelTracker()
+    _played(tr, 0.0, 6, level=3)
+    tr.screen(None, None, None, 1.0, kind="card")
+    tr.screen(None, 7, None, 2.0, kind="map")
+    closed = tr.board(3.0)
+    assert closed is not None and closed.won is None
