@@ -742,10 +742,13 @@ def classify_screen(
     # (a node's size is its badge's: the current level's number can be a flat glyph of its own)
     badges = {id(b): _node_box(b, regions, words, w, h) for b, _ in nodes}
     # (a way on other than Play, on a dialog or anywhere, makes a card of it)
-    # (but a lone "x" read where no dialog was found is a speck of the map: a star, a spark)
+    # (but a lone "x" read where no dialog was found is a speck of the map: a star, a spark;
+    # and a word of two letters on no button, outside any dialog, is a picture read as one:
+    # a padlock and its path read "Go")
     in_dialog = any(W.norm(c.button.text).split()[:1] not in PLAY_WORDS and (
         not c.outside or c.meaning in ("forward", "retry"))
-        and not (panel is None and W.norm(c.button.text) in ("x", "×", "✕", "✖")) for c in cands)
+        and not (panel is None and W.norm(c.button.text) in ("x", "×", "✕", "✖"))
+        and not (c.loose and (panel is None or c.outside) and len(W.norm(c.button.text)) <= 2) for c in cands)
     if len(nodes) >= 2 and not in_dialog:  # (a dialog with a way on is a card, whatever numbers are around it)
         ys = [_centre(b.box)[1] for b, _ in nodes]
         xs = [_centre(b.box)[0] for b, _ in nodes]
@@ -893,12 +896,19 @@ def _ad(frame: np.ndarray, seen: list[SeenButton], cands: list[_Cand], corners: 
 def _node_number(b: Button) -> int | None:
     """The level number on a map's node: a number of 1 to 4 digits, alone but for one speck
     read as a letter beside it ("48 a": a star or the badge's rim)."""
-    tokens = W.norm(b.all_text).split()
-    numbers = [t for t in tokens if re.fullmatch(r"\d{1,4}", t)]
-    specks = [t for t in tokens if t not in numbers]
-    if len(numbers) == 1 and len(specks) <= 1 and all(len(t) == 1 and t.isalpha() for t in specks):
-        return int(numbers[0])
-    return None
+    # (a speck glued to it counts the same: the badge's ring read as an "S" before "51")
+    numbers: list[int] = []
+    specks = 0
+    for token in W.norm(b.all_text).split():
+        m = re.fullmatch(r"([a-z]?)(\d{1,4})([a-z]?)", token)
+        if m is not None:
+            numbers.append(int(m.group(2)))
+            specks += len(m.group(1)) + len(m.group(3))
+        elif len(token) == 1 and token.isalpha():
+            specks += 1
+        else:
+            return None
+    return numbers[0] if len(numbers) == 1 and specks <= 1 else None
 
 
 def _number_of(b: Button) -> int:

@@ -187,13 +187,14 @@ needs_tesseract = pytest.mark.skipif(ocr_unavailable_reason() is not None, reaso
 
 
 @needs_tesseract
-@pytest.mark.parametrize("seed", [900_008, 900_009, 900_034, 900_081, 900_097, 900_107])
+@pytest.mark.parametrize("seed", [900_008, 900_009, 900_034, 900_081, 900_097, 900_107, 3, 76])
 def test_a_family_of_generated_maps_is_left_by_the_current_level(seed):
     # generated maps the old rules misread: a current number whose glyph is its own shape
     # (level 1 replayed), a sky running to the top and both sides taken for a dialog, a
     # star read as a lone "x" taken for a dialog's close, a done node's number taken for
     # the level when the Play button names it ("Let's go 4"), a speck read beside the
-    # current number ("48 a") that made it no number
+    # current number ("48 a", "S51") that made it no number, a padlock and its path read as
+    # a loose "Go" taken for a dialog's way on
     from agent.games.match3.saga.cards_bench import _profile, draw_screen
     from agent.vision.ocr import TesseractOcr
 
@@ -211,5 +212,23 @@ def test_a_nodes_number_survives_a_speck_read_beside_it_but_words_make_no_node()
     def node(text: str) -> int | None:
         return _node_number(Button(text, (0, 0, 10, 10), None, text))
 
-    assert [node(t) for t in ("48", "48 a", "a 7", "1204")] == [48, 48, 7, 1204]
-    assert [node(t) for t in ("48 ab", "Level 3", "3 4", "12345", "a b 3", "")] == [None] * 6
+    assert [node(t) for t in ("48", "48 a", "a 7", "1204", "S51", "51s")] == [48, 48, 7, 1204, 51, 51]
+    assert [node(t) for t in ("48 ab", "Level 3", "3 4", "12345", "a b 3", "", "S51 a", "x5y")] == [None] * 8
+
+
+@needs_tesseract
+def test_bench_screens_prints_each_kinds_figures_and_refuses_an_unknown_kind():
+    import json
+
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    r = CliRunner().invoke(app, ["bench", "screens", "--screens", "3", "--kind", "map", "--seed", "0", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert list(out["kinds"]) == ["map"] and out["totals"]["n"] == 3
+    # (seeds 0-2: maps this build leaves by their current level, none by a forbidden tap)
+    assert out["totals"]["right_action"] == 3 and out["totals"]["forbidden_taps"] == 0
+    r = CliRunner().invoke(app, ["bench", "screens", "--kind", "mapp"])
+    assert r.exit_code == 2 and "mapp" in r.output and "Traceback" not in r.output

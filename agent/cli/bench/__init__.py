@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from agent.cli.bench import (
-    capture, farm, goals, levels, lightsout, lines, play, realshots, record, solve, unattended, unseen, vision,
+    capture, farm, goals, levels, lightsout, lines, play, realshots, record, screens, solve, unattended, unseen,
+    vision,
 )
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: each prints its figures.")
@@ -22,3 +23,4 @@ app.command("unattended")(unattended.bench_unattended)
 app.command("record")(record.bench_record)
 app.command("levels")(levels.bench_levels)
 app.command("goals")(goals.bench_goals)
+app.command("screens")(screens.bench_screens)

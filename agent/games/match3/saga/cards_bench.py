@@ -13,8 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -187,24 +186,31 @@ def score_screen(screen: Screen, ocr: object, row: Row) -> None:
             row.level_read += 1
 
 
-def corpus(n: int, seed: int) -> list[Screen]:
-    """`n` screens: the kinds in turn, every other card over a board."""
+def corpus(n: int, seed: int, kinds: tuple[str, ...] = KINDS) -> list[Screen]:
+    """`n` screens: `kinds` in turn, every other card over a board."""
     out = []
     for i in range(n):
-        kind = KINDS[i % len(KINDS)]
-        out.append(draw_screen(kind, seed * 100_003 + i, over_board=(i // len(KINDS)) % 2 == 1))
+        kind = kinds[i % len(kinds)]
+        out.append(draw_screen(kind, seed * 100_003 + i, over_board=(i // len(kinds)) % 2 == 1))
     return out
 
 
-def run_corpus(n: int, seed: int = 0, ocr: object | None = None) -> CorpusResult:
-    """Classify `n` generated screens and count per kind (see the module docstring)."""
+def run_corpus(n: int, seed: int = 0, ocr: object | None = None, kinds: tuple[str, ...] = KINDS,
+               progress: Callable[[int, int], None] | None = None) -> CorpusResult:  # fmt: skip
+    """Classify `n` generated screens of `kinds` and count per kind (see the module
+    docstring); `progress(done, n)` after each."""
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise ValueError(f"no such screen kind: {', '.join(unknown) or '(none given)'}; the kinds are {', '.join(KINDS)}")
     if ocr is None:
         from agent.vision.ocr import default_ocr
 
         ocr = default_ocr()
-    rows: dict[str, Row] = {k: Row(k) for k in KINDS}
-    for screen in corpus(n, seed):
+    rows: dict[str, Row] = {k: Row(k) for k in kinds}
+    for i, screen in enumerate(corpus(n, seed, kinds)):
         score_screen(screen, ocr, rows[screen.kind])
+        if progress is not None:
+            progress(i + 1, n)
     return CorpusResult(tuple(r for r in rows.values() if r.n))
 
 
