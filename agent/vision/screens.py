@@ -480,10 +480,11 @@ def _judge(frame: np.ndarray, b: Button, words: list[Word]) -> tuple[Verdict, st
     meaning = W.safe_meaning(b.text)
     if meaning is not None:
         return "safe", f"safe word {W.norm(b.text)!r}", meaning
-    if b.text != b.all_text and W.safe_meaning(b.all_text) is not None:
+    whole = W.safe_meaning(b.all_text) if b.text != b.all_text else None
+    if whole is not None:
         # the unsure words complete the sure ones into a way on ("Let's" read surely, "go 3"
         # not): nothing forbidden is among them, or the whole text was judged so above
-        return "safe", f"safe words {W.norm(b.all_text)!r}", W.safe_meaning(b.all_text)
+        return "safe", f"safe words {W.norm(b.all_text)!r}", whole
     return "other", "no way on", None
 
 

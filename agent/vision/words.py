@@ -78,6 +78,11 @@ def norm(text: str) -> str:
     return " ".join(tok for tok in t.split() if re.search(r"[\w$€£¥₹₩×✕✖]", tok.replace("_", ""))).strip(" .,")
 
 
+def unglued(text: str) -> str:
+    """The text normalised, a number glued to the word before it set apart ("go3": "go 3")."""
+    return GLUED.sub(r"\1 \2", norm(text))
+
+
 def _phrases(words: list[str]) -> list[str]:
     """The words of a text as the longest known phrases ("tap to continue", "no thanks")."""
     out: list[str] = []
@@ -95,7 +100,7 @@ def _phrases(words: list[str]) -> list[str]:
 def forbidden_why(text: str, on_button: bool = False) -> str | None:
     """Why the text marks a button never to tap (a price, Buy, Install...), or None.
     `on_button`: the text is a button's, where words followed by a number are sold for it."""
-    t = GLUED.sub(r"\1 \2", norm(text).replace("?", " ")).replace("'", " ")
+    t = unglued(text).replace("?", " ").replace("'", " ")
     m = PRICE.search(t)
     if m:
         return f"a price: {text.strip()!r}"
@@ -130,7 +135,7 @@ SQUASHED_STARTS = {squash(k) for k in STARTS}
 def safe_meaning(text: str) -> Meaning | None:
     """What a way-on button does, or None when the text is not one: every word must be a
     safe word or a filler, and one at least safe."""
-    t = GLUED.sub(r"\1 \2", norm(text).replace("?", ""))
+    t = unglued(text).replace("?", "")
     if not t:
         return None
     if t in SAFE:
@@ -158,7 +163,7 @@ def safe_meaning(text: str) -> Meaning | None:
 
 def started_level(text: str) -> int | None:
     """The level a way on names ("Play 12", "Let's go 3"), or None."""
-    t = GLUED.sub(r"\1 \2", norm(text).replace("?", ""))
+    t = unglued(text).replace("?", "")
     words = t.split()
     if len(words) >= 2 and words[-1].isdigit() and len(words[-1]) <= 4 and safe_meaning(t) == "forward" \
             and squash(" ".join(words[:-1])).endswith(tuple(SQUASHED_STARTS)):  # fmt: skip

@@ -21,6 +21,7 @@ from agent.games.match3.saga.looks import REAL
 from agent.vision.locate import find_boards, refine_period
 from agent.vision.scoring import iou
 from test_blockers import board_of
+from test_board_period import assert_cells_where_drawn
 
 
 def _sidebanded_acf(p: float, width: float, n: int = 200) -> np.ndarray:
@@ -89,9 +90,4 @@ def test_a_board_of_big_gems_is_placed_on_its_own_period(world, seed, level, dra
         assert abs(got / want - 1.0) < 0.02, (board.pitch, true)
     # every cell's centre where the game draws it, the far columns' too (before: most of
     # a cell off at the board's edges)
-    lat = board.lattice
-    for r in range(lv.rows):
-        for c in range(lv.cols):
-            x, y = ph.cell_centre(r, c)
-            assert abs(lat.x0 + (c + 0.5) * lat.px - x) < lat.px / 4, (r, c)
-            assert abs(lat.y0 + (r + 0.5) * lat.py - y) < lat.py / 4, (r, c)
+    assert_cells_where_drawn(board, ph)
