@@ -26,7 +26,7 @@ from agent.games.base import (
 )
 from agent.games.match3.board import EMPTY, MAX_TYPES, UNKNOWN, Board, Move
 from agent.games.match3.goal_board import (
-    blocker_cells, blockers_of, bomb_cells, bombs_of, looks_of, unknown_looks, with_blockers,
+    blocker_cells, blockers_of, bomb_cells, bombs_of, guesses_of, looks_of, unknown_looks, with_blockers,
 )  # fmt: skip
 from agent.games.match3.goal_play import GOAL_MODES, Aim, aim_for, goal_choice, made_by
 from agent.games.match3.hints import ROLE_HINTS
@@ -37,6 +37,7 @@ from agent.games.match3.solver import SOLVERS, Choice, Solver, candidate_moves, 
 from agent.games.match3.verify import at_rest, check_outcome
 from agent.vision.goal import Goal
 from agent.vision.grid import cell_centers
+from agent.vision.hue_guess import guess_kinds
 from agent.errors import ProfileError
 from agent.vision.profile import GameProfile
 
@@ -76,6 +77,9 @@ IMMOVABLE_AFTER = 2
 # A look of unknown kind is tried beside the goal's colour when the best swap does less
 # than this for the goal (a colour bomb takes every tile of it, a dozen or more).
 GOAL_FOR_A_TRY = 4
+# Unknown pieces whose colour is guessed by hue, at most: more is a board partly hidden
+# (a banner, a fade), whose hues say nothing of its pieces.
+MAX_GUESSED = 12
 MAX_PROBES = 3  # probes of the rules that may come to nothing (ignored swipes) before it stops trying
 PLAYER_VARIANTS: tuple[str, ...] = ("auto", *VARIANTS)
 SCENES: tuple[str, ...] = ("plain", "saga")
@@ -196,6 +200,41 @@ def _lines_through(a: np.ndarray, at: tuple[int, int], leaving: tuple[int, int])
             if k1 >= 0 and k1 == k2:
                 return 1
     return 0
+
+
+def _hue_guesses(frame: np.ndarray, profile: GameProfile, read: Any, pieces: frozenset[Cell]) -> tuple[tuple[Cell, int], ...]:
+    """The colour ids that the hues of the board's unknown pieces name (a special never
+    seen is drawn in its colour), for swaps tried when nothing else matches."""
+    cells = read.board.cells
+    unknown = [(int(r), int(c)) for r, c in zip(*np.nonzero(cells == UNKNOWN)) if (int(r), int(c)) not in pieces]
+    if not unknown or len(unknown) > MAX_GUESSED:
+        return ()
+    ids = kind_ids(profile)
+    got = guess_kinds(frame, profile, read.reading.labels, unknown)
+    return tuple((rc, ids[k]) for rc, k in sorted(got.items()) if k in ids)
+
+
+def _guess_choice(config: Match3Config, view: Board, guesses: tuple[tuple[Cell, int], ...],
+                  avoided: set[Cell] | frozenset[Cell], tried: set[frozenset[Cell]]) -> Choice | None:  # fmt: skip
+    """With no swap that matches by colour: the swap that matches most once each unknown
+    piece is read as the colour its hue names (a striped tile is its colour's tile with
+    stripes), never one the game refused. A trial: the hue is a guess."""
+    a = view.cells.copy()
+    for (r, c), k in guesses:
+        if a[r, c] == UNKNOWN and (r, c) not in avoided:
+            a[r, c] = k
+    if np.array_equal(a, view.cells):
+        return None
+    guessed = Board(a)
+    best: Choice | None = None
+    for move in candidate_moves(config, guessed):
+        pair = move.cells()
+        if frozenset(pair) in tried or any(rc in avoided for rc in pair):
+            continue
+        choice = evaluate(config, guessed, move)
+        if choice.tiles_cleared > 0 and (best is None or choice.tiles_cleared > best.tiles_cleared):
+            best = choice
+    return best
 
 
 def _masked(board: Board, cells: set[tuple[int, int]]) -> Board:
@@ -387,7 +426,10 @@ class Match3Player:
             # Before a probe of the rules: a piece of unknown kind among tiles is the likelier
             # reason nothing matches (a colour bomb), and a game of classic rules takes it
             # where it undoes the probe (world 10: a probe undone, then the bomb taken).
-            choice = _trial_choice(board, view, known_blockers | avoided, self._tried)
+            # First by the colour its hue names, then blind.
+            choice = _guess_choice(self.config, view, guesses_of(board), known_blockers | avoided, self._tried)
+            if choice is None:
+                choice = _trial_choice(board, view, known_blockers | avoided, self._tried)
             trial = choice is not None
         if choice is None and self.known_variant is None and not self._probed:
             choice = self._probe_choice(view)
@@ -585,8 +627,9 @@ class Match3Screen:
     def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[Board]:
         r = read_board(frame, profile)
         # the blockers' cells ride with the board, for a goal of breaking them
-        board = with_blockers(r.board, blocker_cells(r.reading, profile), bomb_cells(r.reading, profile),
-                              unknown_looks(r.reading, profile))  # fmt: skip
+        blockers, bombs, looks = blocker_cells(r.reading, profile), bomb_cells(r.reading, profile), \
+            unknown_looks(r.reading, profile)  # fmt: skip
+        board = with_blockers(r.board, blockers, bombs, looks, _hue_guesses(frame, profile, r, blockers | bombs))
         return BoardRead(board, r.reading, r.confident, str(board), r.usable)
 
     def player(self, profile: GameProfile, settings: Settings, seed: int) -> Match3Player:

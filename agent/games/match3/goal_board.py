@@ -28,6 +28,8 @@ class ReadBoard(Board):
     bombs: frozenset[Cell] = frozenset()
     # pieces of a look whose kind is unknown (a special no move has shown yet): cell -> look
     looks: tuple[tuple[Cell, str], ...] = ()
+    # unknown cells whose hue names a colour (agent.vision.hue_guess): cell -> colour id
+    guesses: tuple[tuple[Cell, int], ...] = ()
 
 
 def blocker_cells(reading: Reading, profile: GameProfile) -> frozenset[Cell]:
@@ -49,12 +51,14 @@ def unknown_looks(reading: Reading, profile: GameProfile) -> tuple[tuple[Cell, s
 
 
 def with_blockers(board: Board, blockers: frozenset[Cell], bombs: frozenset[Cell] = frozenset(),
-                  looks: tuple[tuple[Cell, str], ...] = ()) -> Board:  # fmt: skip
-    """`board` carrying `blockers`, `bombs` and unknown `looks` (only cells the board holds
-    as unknown: they are no tiles); the board itself when there are none."""
+                  looks: tuple[tuple[Cell, str], ...] = (), guesses: tuple[tuple[Cell, int], ...] = ()) -> Board:  # fmt: skip
+    """`board` carrying `blockers`, `bombs`, unknown `looks` and colour `guesses` (only
+    cells the board holds as unknown: they are no tiles); the board itself when there
+    are none."""
     held = [frozenset(rc for rc in cells if board.inside(*rc) and board[rc] == UNKNOWN) for cells in (blockers, bombs)]
     seen = tuple((rc, v) for rc, v in looks if board.inside(*rc) and board[rc] == UNKNOWN)
-    return ReadBoard(board.cells, held[0], held[1], seen) if any(held) or seen else board
+    hued = tuple((rc, k) for rc, k in guesses if board.inside(*rc) and board[rc] == UNKNOWN and rc not in held[0] | held[1])
+    return ReadBoard(board.cells, held[0], held[1], seen, hued) if any(held) or seen or hued else board
 
 
 def blockers_of(board: Board) -> frozenset[Cell]:
@@ -67,3 +71,7 @@ def bombs_of(board: Board) -> frozenset[Cell]:
 
 def looks_of(board: Board) -> tuple[tuple[Cell, str], ...]:
     return board.looks if isinstance(board, ReadBoard) else ()
+
+
+def guesses_of(board: Board) -> tuple[tuple[Cell, int], ...]:
+    return board.guesses if isinstance(board, ReadBoard) else ()
