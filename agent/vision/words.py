@@ -180,6 +180,12 @@ def is_install(text: str) -> bool:
     return t in INSTALL or any(w in ("install", "download") for w in tokens) or _has(t, ("play now", "install now"))
 
 
+def names_install(text: str) -> bool:
+    """A button that can only install an app: Install, Download (not "Get" or "Open",
+    which a game's own offers say too)."""
+    return any(w in ("install", "download") for w in norm(text).split())
+
+
 def explicit_countdown(text: str) -> bool:
     """A countdown that says so ("Close in 5", "Skip in 5s", "5s"), not a lone number."""
     t = norm(text)

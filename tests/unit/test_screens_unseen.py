@@ -214,6 +214,29 @@ def test_an_ad_is_waited_for_then_closed(ocr):
 
 
 @needs_tesseract
+def test_an_ad_whose_picture_passes_for_a_dialog_is_told_by_its_countdown_and_waited_for(ocr):
+    # The ad's gradient gives a band of the screen that passes for a dialog, its install
+    # button on it, and its tagline "Play with friends" on a round shape: "Play" was tapped.
+    # Its countdown, small on a pill in a corner, is what says it is an ad.
+    s = draw_screen("ad_before", 82, over_board=False)
+    v = _classify(s.frame, ocr)
+    assert v.kind == "ad" and v.action is not None and v.action.kind == "wait", (v.reason, v.buttons)
+    assert v.countdown is not None and v.countdown > 0
+
+
+@needs_tesseract
+@pytest.mark.parametrize(("kind", "seed", "way"), [("failed", 85, "retry"), ("tip", 89, "ok")])
+def test_a_get_read_off_a_header_behind_a_card_makes_no_ad_of_the_card(ocr, kind, seed, way):
+    # The header's "TARGET" reads "GET" beside the card, over a backdrop too dark for its
+    # dimming to show: an ad's install button by its word, outside the dialog. A dialog
+    # with its own way on is no ad for a word that also names other things than installs.
+    s = draw_screen(kind, seed, over_board=True)
+    v = _classify(s.frame, ocr)
+    assert v.kind != "ad", (v.reason, v.buttons)
+    assert [t.action for t in _hit(v, s.taps)] == [way], (v.reason, v.buttons)
+
+
+@needs_tesseract
 def test_the_map_taps_the_current_level(ocr):
     style = C.card_style(np.random.default_rng(8))
     frame, taps = C.draw_map(style, (1080, 2400), 12, np.random.default_rng(4), 0.0)
