@@ -731,22 +731,24 @@ def classify_screen(
             # elsewhere it is the game's header; and only when read surely, clear of the
             # screen's edge: a busy picture's speck cut by the edge reads as a digit too)
             count, count_box = n, b.box
+    ad_corner = False
     if count is None and panel is not None and any(W.names_install(b.all_text) for b in installs) \
             and hasattr(ocr, "read_crops"):  # fmt: skip
         # An install button on what looks like a dialog: an ad's own picture can pass for
         # one (a band of its gradient); a countdown in a screen corner, small on its pill and
-        # missed by the whole frame's reading, says which (read there on its own)
+        # missed by the whole frame's reading, or the close glyph there, says which
         for wd in ocr.read_crops(frame, corners):
             n = W.countdown(wd.text)
             if n is not None and n <= 60 and W.explicit_countdown(wd.text) and not look.behind(wd.box):
                 count = n
                 words = merge_words([words, [wd]])
                 break
+        ad_corner = count is not None or any(not look.behind(g) for g, _ in find_glyphs(frame, corners))
     if panel is not None and any(not c.outside for c in cands):
         # a dialog with a way on: only a word that can do nothing but install makes an ad of
         # it from outside ("GET" is also the end of a header's "TARGET", where no dim tells)
         installs = [b for b in installs if W.names_install(b.all_text)]
-    if count is not None or (installs and (panel is None or not any(_inside(_centre(b.box), panel) for b in installs))):
+    if ad_corner or count is not None or (installs and (panel is None or not any(_inside(_centre(b.box), panel) for b in installs))):
         return _ad(frame, seen, cands, corners, count, words, refused, ocr, count_box)
 
     # the level map: level numbers on badges along a path, one prominent (not numbers

@@ -225,6 +225,15 @@ def test_an_ad_whose_picture_passes_for_a_dialog_is_told_by_its_countdown_and_wa
 
 
 @needs_tesseract
+def test_an_ad_whose_picture_passes_for_a_dialog_is_closed_by_its_corner_glyph_once_shown(ocr):
+    # The same, after the countdown: the band of the gradient holds "Install" and a
+    # tagline; the close arrow in the bottom corner is the way out, not Back.
+    s = draw_screen("ad_after", 100038, over_board=False)
+    v = _classify(s.frame, ocr)
+    assert v.kind == "ad" and [t.action for t in _hit(v, s.taps)] == ["close_ad"], (v.reason, v.buttons)
+
+
+@needs_tesseract
 @pytest.mark.parametrize(("kind", "seed", "way"), [("failed", 85, "retry"), ("tip", 89, "ok")])
 def test_a_get_read_off_a_header_behind_a_card_makes_no_ad_of_the_card(ocr, kind, seed, way):
     # The header's "TARGET" reads "GET" beside the card, over a backdrop too dark for its
