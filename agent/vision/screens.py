@@ -758,6 +758,10 @@ def classify_screen(
              if _node_number(b) is not None and sb.verdict == "other" and sb.why == "no way on"
              and MAP_BAND[0] * h <= _centre(b.box)[1] <= MAP_BAND[1] * h and (_badge(b, w) or number_badge(regions, _word_box(b, words) or b.box, w, h) is not None)
              and not look.behind(b.box)]  # fmt: skip
+    # (a level's number is on one node: a number read twice is something else, counts on a
+    # board's boosters or on its tiles, "4" and "4" beside "6" under an offer)
+    numbers = [_node_number(b) for b, _ in nodes]
+    nodes = [(b, sb) for (b, sb), n in zip(nodes, numbers) if numbers.count(n) == 1]
     # (a node's size is its badge's: the current level's number can be a flat glyph of its own)
     badges = {id(b): _node_box(b, regions, words, w, h) for b, _ in nodes}
     # (a way on other than Play, on a dialog or anywhere, makes a card of it)

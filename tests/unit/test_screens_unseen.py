@@ -246,6 +246,23 @@ def test_a_get_read_off_a_header_behind_a_card_makes_no_ad_of_the_card(ocr, kind
 
 
 @needs_tesseract
+def test_an_offer_over_a_boards_boosters_is_no_map(ocr):
+    # A starter pack over a board: the boosters' counts below read "4" and "6", a tile of
+    # the row behind "4" again. A level's number is on one node: no map, and no tap
+    # behind the offer (its X read or not, Back leaves it).
+    from agent.games.match3.saga.cards_bench import _profile
+    from agent.vision.screens import classify_screen
+
+    s = draw_screen("offer", 100066, over_board=True)  # (`agent bench screens --seed 1`'s 67th)
+    assert s.board is not None
+    # (the board's box known, as in play: the offer covers it)
+    v = classify_screen(s.frame, _profile(s), board_readable=False, foreground=None, ocr=ocr)
+    assert v.kind != "map", (v.reason, v.buttons)
+    assert v.action is not None and (v.action.kind == "back" or [t.action for t in _hit(v, s.taps)] == ["close"]), \
+        (v.reason, v.buttons)  # fmt: skip
+
+
+@needs_tesseract
 def test_the_map_taps_the_current_level(ocr):
     style = C.card_style(np.random.default_rng(8))
     frame, taps = C.draw_map(style, (1080, 2400), 12, np.random.default_rng(4), 0.0)
