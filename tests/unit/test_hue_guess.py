@@ -130,3 +130,19 @@ CADADC
     d = _player().decide(ReadBoard(board.cells, guesses=(((1, 2), 1),)))
     assert isinstance(d, Decision) and not d.fields.get("trial"), d
     assert find_groups(_swapped(board.cells, d.move))
+
+
+def test_a_trial_swap_is_made_twice_at_most_whatever_the_screen_seemed_to_say():
+    board = ReadBoard(NO_MATCH.cells)
+    p = _player()
+    made: list[frozenset[tuple[int, int]]] = []
+    for _ in range(12):
+        d = p.decide(board)
+        if not isinstance(d, Decision) or not d.fields.get("trial"):
+            break
+        made.append(frozenset(d.move.cells()))
+        # the board came back changed elsewhere, each time: never "not taken"
+        other = NO_MATCH.cells.copy()
+        other[4, 5] = (other[4, 5] + 1 + len(made) % 2) % 4
+        assert p.check(board, d, Board(other)).trial
+    assert made and max(made.count(m) for m in made) <= 2

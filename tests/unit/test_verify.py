@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.games.match3.board import Board, Move
 from agent.games.match3.rules import Match3Config
-from agent.games.match3.solver import evaluate
+from agent.games.match3.solver import Choice, evaluate
 from agent.games.match3.verify import at_rest, check_outcome
 
 CFG = Match3Config(rows=4, cols=4)
@@ -46,3 +46,17 @@ def test_at_rest_rejects_matches_and_new_holes():
     assert not at_rest(before, Board.parse("AAA\nBCA\nCAB"))  # about to clear
     holed = Board.parse("A.C\nBCA\nCAB")
     assert at_rest(holed, Board.parse("C.B\nBCA\nCAB"))  # a hole that was there stays
+
+
+def test_a_cell_read_unknown_on_one_side_only_is_no_change():
+    # The game undid a trial swap of an unknown piece with the C above it; the piece read
+    # unknown before (a hint glowing on it) and as a D after, at rest again. Nothing known
+    # on both sides changed: not taken (it was judged "unexpected", never marked as tried,
+    # and the same trial was swiped forty times in world 12).
+    before = Board.parse("ABCD\nBCDA\nA?BB\nDABC")
+    after = Board.parse("ABCD\nBCDA\nADBB\nDABC")
+    move = Move(2, 1, "U")
+    choice = Choice(move, 0, 0, 1, 0, (0, 0), before.swapped(move))  # a trial: its prediction is the swapped board
+    assert check_outcome(before, choice, after).verdict == "not_applied"
+    # a taken swap changes what was known
+    assert check_outcome(before, choice, before.swapped(Move(2, 1, "U"))).verdict != "not_applied"

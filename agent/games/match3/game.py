@@ -80,6 +80,10 @@ GOAL_FOR_A_TRY = 4
 # Unknown pieces whose colour is guessed by hue, at most: more is a board partly hidden
 # (a banner, a fade), whose hues say nothing of its pieces.
 MAX_GUESSED = 12
+# A trial swap of two cells is made this many times on a board at most, whatever the
+# screen seemed to say of it (a taken try changes the pieces there; the same try again and
+# again is a misreading).
+MAX_TRIALS = 2
 MAX_PROBES = 3  # probes of the rules that may come to nothing (ignored swipes) before it stops trying
 PLAYER_VARIANTS: tuple[str, ...] = ("auto", *VARIANTS)
 SCENES: tuple[str, ...] = ("plain", "saga")
@@ -294,6 +298,7 @@ class Match3Player:
         self._moved_kinds: set[int] = set()  # kinds the game has swapped on this board: pieces
         self._blamed: set[int] = set()  # kinds that refused a swipe, never seen swapped
         self._tried: set[frozenset[tuple[int, int]]] = set()  # trial swaps the game would not take
+        self._trials: dict[frozenset[tuple[int, int]], int] = {}  # trial swaps made, by their two cells
         self._tried_looks: set[str] = set()  # looks of unknown kind swapped once beside a goal's colour
         self._evidence: list[str] = []
         self._learned_rules: dict[str, str] = {}  # what the screen showed, not what was given
@@ -307,6 +312,7 @@ class Match3Player:
         self._refused.clear()
         self._immovable.clear()
         self._tried.clear()
+        self._trials.clear()
         self._moved_kinds.clear()
         self._blamed.clear()
         self._stale, self._next = None, None
@@ -499,7 +505,12 @@ class Match3Player:
             # prediction: taken (a colour bomb clears a colour, agent.vision.bombs), or not
             # (a striped piece swaps only into a match). A refused swap is not tried again,
             # wherever the board's reading goes (a look learned meanwhile changes its text).
+            pair = frozenset(choice.move.cells())
+            self._trials[pair] = self._trials.get(pair, 0) + 1
             if c.verdict != "not_applied":
+                if self._trials[pair] >= MAX_TRIALS:
+                    # (whatever the screen showed: a try made again and again is no try)
+                    self._tried.add(pair)
                 return Check(c.verdict, f"the game took the trial swap {choice.move}", fields, trial=True)
             self._tried.add(frozenset(choice.move.cells()))
             return Check("not_applied", f"the game did not take the trial swap {choice.move}: "

@@ -56,6 +56,11 @@ def check_outcome(before: Board, choice: Choice, after: Board) -> Check:
         return Check("not_applied", n_known, n_agree, "the board did not change: the swipe was not taken")
     if n_agree == n_known:
         return Check("as_predicted", n_known, n_agree)
+    # (a cell read unknown on one side only, a hint glowing on it or a sparkle, is no change)
+    both = (before.cells != UNKNOWN) & (after.cells != UNKNOWN)
+    if before.cells.shape == after.cells.shape and np.array_equal(before.cells[both], after.cells[both]) \
+            and predicted != before:  # fmt: skip
+        return Check("not_applied", n_known, n_agree, "nothing known changed: the swipe was not taken")
     if choice.tiles_cleared == 0:
         return Check("unexpected", n_known, n_agree, "a swap that clears nothing should show exactly the swapped board")
     if has_match(after):
