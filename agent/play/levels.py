@@ -124,26 +124,30 @@ class LevelTracker:
                 return closed  # the header still shows the level a board of another shape ended
             self._left = None
         fresh, self._last_status = status is not self._last_status, status
-        if status.level is not None and cur.level is not None and status.level != cur.level and fresh:
+        level = status.level
+        prev = self.records[-2] if len(self.records) >= 2 else None
+        if cur.level is None and prev is not None and prev.won is True and prev.level == level:
+            # the header still shows the level just won (a won level's Next plays the next
+            # one): the new level's number is the next one the header shows
+            level = None
+        if level is not None and cur.level is not None and level != cur.level and fresh:
             # another number: believed once read twice in a row (a 3 read as an 8 is no new level)
             n, times = self._other_level
-            self._other_level = (status.level, times + 1 if n == status.level else 1)
+            self._other_level = (level, times + 1 if n == level else 1)
         elif fresh:
             self._other_level = (None, 0)
-        if status.level is not None and (cur.level is None or status.level == cur.level
-                                         or self._other_level[1] >= ZERO_READS):
-            if cur.level is None or (cur.moves == 0 and cur.level != status.level and cur.level_from != "card"):
-                self._number(cur, status.level, "header")  # the header names the level played
-            elif cur.level is not None and status.level == cur.level + 1 and cur.moves > 0:
+        if level is not None and (cur.level is None or level == cur.level or self._other_level[1] >= ZERO_READS):
+            if cur.level is None or (cur.moves == 0 and cur.level != level and cur.level_from != "card"):
+                self._number(cur, level, "header")  # the header names the level played
+            elif cur.level is not None and level == cur.level + 1 and cur.moves > 0:
                 # (only the next number: a header's small digits misread as another level are no new level)
                 # the header shows another level: the last one ended while the agent looked away
-                won = status.level > cur.level
-                closed.append(self._close(cur, t, won, f"the header's level went from {cur.level} to {status.level}"))
-                self._open(t, status.level, "header")
+                closed.append(self._close(cur, t, True, f"the header's level went from {cur.level} to {level}"))
+                self._open(t, level, "header")
                 self._other_level = (None, 0)
                 cur = self.current
                 assert cur is not None
-            self._last_number = status.level
+            self._last_number = level
         if status.score is not None:
             cur.score = status.score
         if status.goal is not None:

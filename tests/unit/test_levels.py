@@ -310,3 +310,22 @@ def test_a_level_whose_card_was_not_read_is_won_when_the_map_names_the_next_leve
     tr.screen(None, 7, None, 2.0, kind="map")
     closed = tr.board(3.0)
     assert closed is not None and closed.won is None
+
+
+def test_the_header_still_showing_the_level_just_won_names_no_level():
+    # World 18: level 2 won by its card, Next, the new board up while the header still
+    # read 2 (another app came in front meanwhile): the new level was recorded as level 2
+    # again, a retry, then closed as won when the header turned to 3; the run stopped with
+    # 3 levels won that were 2.
+    tr = LevelTracker()
+    _played(tr, 0.0, 8, level=2)
+    tr.screen("won", None, 1740, 10.0)
+    assert tr.won == 1
+    tr.board(11.0)
+    tr.status(Status(moves_left=20, score=0, level=2), 12.0)  # read anew, still 2
+    assert tr.current is not None and tr.current.level is None
+    for _ in range(5):
+        tr.moved()
+    for i in range(ZERO_READS + 1):
+        tr.status(Status(moves_left=15, score=300, level=3), 13.0 + i)
+    assert tr.won == 1 and tr.current is not None and tr.current.level == 3 and tr.current.retries == 0
