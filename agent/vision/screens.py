@@ -772,7 +772,10 @@ def classify_screen(
         not c.outside or c.meaning in ("forward", "retry"))
         and not (panel is None and W.norm(c.button.text) in ("x", "×", "✕", "✖"))
         and not (c.loose and (panel is None or c.outside) and len(W.norm(c.button.text)) <= 2) for c in cands)
-    if len(nodes) >= 2 and not in_dialog:  # (a dialog with a way on is a card, whatever numbers are around it)
+    # (and a move counter outside any dialog is a level's header: a board's screen, whose
+    # goal badge "62" and a tile read "4" are no map's nodes)
+    counter = any(W.move_counter(b.all_text) and not look.behind(b.box) for b in groups)
+    if len(nodes) >= 2 and not in_dialog and not counter:  # (a dialog with a way on is a card, whatever numbers are around it)
         ys = [_centre(b.box)[1] for b, _ in nodes]
         xs = [_centre(b.box)[0] for b, _ in nodes]
         sizes = sorted(badges[id(b)][3] - badges[id(b)][1] for b, _ in nodes)

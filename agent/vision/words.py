@@ -180,6 +180,17 @@ def is_install(text: str) -> bool:
     return t in INSTALL or any(w in ("install", "download") for w in tokens) or _has(t, ("play now", "install now"))
 
 
+# A level's move counter: the board's header ("Moves 25", "STEPS 25", "25 moves left").
+COUNTER_WORDS = ("moves", "steps")
+
+
+def move_counter(text: str) -> bool:
+    """A move counter's words: a moves label beside a number."""
+    tokens = norm(text).split()
+    return any(t in COUNTER_WORDS and any(NUMBER.fullmatch(o) for o in tokens[max(0, i - 1) : i + 2] if o != t)
+               for i, t in enumerate(tokens))  # fmt: skip
+
+
 def names_install(text: str) -> bool:
     """A button that can only install an app: Install, Download (not "Get" or "Open",
     which a game's own offers say too)."""

@@ -232,3 +232,29 @@ def test_bench_screens_prints_each_kinds_figures_and_refuses_an_unknown_kind():
     assert out["totals"]["right_action"] == 3 and out["totals"]["forbidden_taps"] == 0
     r = CliRunner().invoke(app, ["bench", "screens", "--kind", "mapp"])
     assert r.exit_code == 2 and "mapp" in r.output and "Traceback" not in r.output
+
+
+def test_a_move_counter_is_a_boards_header_never_a_maps():
+    from agent.vision import words as W
+
+    assert W.move_counter("STEPS 25") and W.move_counter("25 moves left") and W.move_counter("Moves: 0")
+    assert not W.move_counter("Play 12") and not W.move_counter("Swap to move 3 tiles") and not W.move_counter("Moves")
+
+
+@needs_tesseract
+def test_a_boards_screen_whose_goal_badge_and_a_tile_read_as_numbers_is_no_map():
+    # World 23 (first played at e3ea59c), the frame calibration saw: its level 1 board under
+    # a header of "STEPS 25" and a goal badge "62" (a big box), a candy read "4": a pair of
+    # nodes, one prominent. Taken for a map, the badge was tapped and Back pressed until
+    # calibration gave up. A move counter outside any dialog says it is a board's screen.
+    from pathlib import Path
+
+    from agent.vision.ocr import TesseractOcr
+    from agent.vision.way_in import _provisional
+    from agent.vision.images import read_image
+
+    bgr = read_image(Path(__file__).parents[1] / "data" / "frames" / "board_screen_whose_goal_badge_reads_as_a_map_node.webp")
+    frame = np.ascontiguousarray(bgr[..., ::-1])  # (as the phone gave it: RGB)
+    v = classify_screen(frame, _provisional(frame, "match3"), board_readable=False, foreground=None,
+                        ocr=TesseractOcr(), board_known=False)  # fmt: skip
+    assert v.kind != "map", (v.reason, v.buttons)
