@@ -177,7 +177,7 @@ def is_install(text: str) -> bool:
     tokens = t.split()
     if tokens[:1] == ["get"] and len(tokens) <= 2 and not PRICE.search(t):
         return True  # ("Get" and a speck read beside it)
-    return t in INSTALL or any(w in ("install", "download") for w in tokens) or _has(t, ("play now", "install now"))
+    return t in INSTALL or names_install(t) or _has(t, ("play now", "install now"))
 
 
 # A level's move counter: the board's header ("Moves 25", "STEPS 25", "25 moves left").

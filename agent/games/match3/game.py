@@ -206,13 +206,9 @@ def _lines_through(a: np.ndarray, at: tuple[int, int], leaving: tuple[int, int])
     return 0
 
 
-def _hue_guesses(frame: np.ndarray, profile: GameProfile, read: Any, pieces: frozenset[Cell]) -> tuple[tuple[Cell, int], ...]:
-    """The colour ids that the hues of the board's unknown pieces name (a special never
+def _hue_guesses(frame: np.ndarray, profile: GameProfile, read: Any, unknown: list[Cell]) -> tuple[tuple[Cell, int], ...]:
+    """The colour ids that the hues of the board's `unknown` pieces name (a special never
     seen is drawn in its colour), for swaps tried when nothing else matches."""
-    cells = read.board.cells
-    unknown = [(int(r), int(c)) for r, c in zip(*np.nonzero(cells == UNKNOWN)) if (int(r), int(c)) not in pieces]
-    if not unknown or len(unknown) > MAX_GUESSED:
-        return ()
     ids = kind_ids(profile)
     got = guess_kinds(frame, profile, read.reading.labels, unknown)
     return tuple((rc, ids[k]) for rc, k in sorted(got.items()) if k in ids)
@@ -638,9 +634,12 @@ class Match3Screen:
     def read(self, frame: np.ndarray, profile: GameProfile) -> BoardRead[Board]:
         r = read_board(frame, profile)
         # the blockers' cells ride with the board, for a goal of breaking them
-        blockers, bombs, looks = blocker_cells(r.reading, profile), bomb_cells(r.reading, profile), \
-            unknown_looks(r.reading, profile)  # fmt: skip
-        board = with_blockers(r.board, blockers, bombs, looks, _hue_guesses(frame, profile, r, blockers | bombs))
+        blockers, bombs = blocker_cells(r.reading, profile), bomb_cells(r.reading, profile)
+        unknown = [(int(y), int(x)) for y, x in zip(*np.nonzero(r.board.cells == UNKNOWN))
+                   if (int(y), int(x)) not in blockers | bombs]  # fmt: skip
+        # (the pieces' hues judged only if the player asks: when nothing matches as read)
+        guesser = (lambda: _hue_guesses(frame, profile, r, unknown)) if 0 < len(unknown) <= MAX_GUESSED else None
+        board = with_blockers(r.board, blockers, bombs, unknown_looks(r.reading, profile), guesser)
         return BoardRead(board, r.reading, r.confident, str(board), r.usable)
 
     def player(self, profile: GameProfile, settings: Settings, seed: int) -> Match3Player:

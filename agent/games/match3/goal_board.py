@@ -10,7 +10,8 @@ every other way: it prints, parses back and compares as its cells do
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from agent.games.match3.board import UNKNOWN, Board
 from agent.vision.classify import Reading
@@ -28,8 +29,11 @@ class ReadBoard(Board):
     bombs: frozenset[Cell] = frozenset()
     # pieces of a look whose kind is unknown (a special no move has shown yet): cell -> look
     looks: tuple[tuple[Cell, str], ...] = ()
-    # unknown cells whose hue names a colour (agent.vision.hue_guess): cell -> colour id
+    # unknown cells whose hue names a colour (agent.vision.hue_guess): cell -> colour id;
+    # or what works them out, asked only when they are needed (a frame's hues cost far
+    # more than its reading, and a board is read many times for each move)
     guesses: tuple[tuple[Cell, int], ...] = ()
+    guesser: Callable[[], tuple[tuple[Cell, int], ...]] | None = field(default=None, repr=False)
 
 
 def blocker_cells(reading: Reading, profile: GameProfile) -> frozenset[Cell]:
@@ -51,14 +55,16 @@ def unknown_looks(reading: Reading, profile: GameProfile) -> tuple[tuple[Cell, s
 
 
 def with_blockers(board: Board, blockers: frozenset[Cell], bombs: frozenset[Cell] = frozenset(),
-                  looks: tuple[tuple[Cell, str], ...] = (), guesses: tuple[tuple[Cell, int], ...] = ()) -> Board:  # fmt: skip
-    """`board` carrying `blockers`, `bombs`, unknown `looks` and colour `guesses` (only
-    cells the board holds as unknown: they are no tiles); the board itself when there
-    are none."""
+                  looks: tuple[tuple[Cell, str], ...] = (),
+                  guesser: Callable[[], tuple[tuple[Cell, int], ...]] | None = None) -> Board:  # fmt: skip
+    """`board` carrying `blockers`, `bombs`, unknown `looks` and what guesses the colours
+    of its unknown pieces (only cells the board holds as unknown: they are no tiles); the
+    board itself when there are none."""
     held = [frozenset(rc for rc in cells if board.inside(*rc) and board[rc] == UNKNOWN) for cells in (blockers, bombs)]
     seen = tuple((rc, v) for rc, v in looks if board.inside(*rc) and board[rc] == UNKNOWN)
-    hued = tuple((rc, k) for rc, k in guesses if board.inside(*rc) and board[rc] == UNKNOWN and rc not in held[0] | held[1])
-    return ReadBoard(board.cells, held[0], held[1], seen, hued) if any(held) or seen or hued else board
+    if not (any(held) or seen or guesser is not None):
+        return board
+    return ReadBoard(board.cells, held[0], held[1], seen, guesser=guesser)
 
 
 def blockers_of(board: Board) -> frozenset[Cell]:
@@ -74,4 +80,9 @@ def looks_of(board: Board) -> tuple[tuple[Cell, str], ...]:
 
 
 def guesses_of(board: Board) -> tuple[tuple[Cell, int], ...]:
-    return board.guesses if isinstance(board, ReadBoard) else ()
+    """The colour guesses of the board's unknown pieces that are no blockers nor bombs."""
+    if not isinstance(board, ReadBoard):
+        return ()
+    got = board.guesses or (board.guesser() if board.guesser is not None else ())
+    return tuple((rc, k) for rc, k in got if board.inside(*rc) and board[rc] == UNKNOWN
+                 and rc not in board.blockers | board.bombs)  # fmt: skip
