@@ -230,6 +230,16 @@ class PursuesGoal(Protocol):
 
 
 @runtime_checkable
+class WaryOf(Protocol):
+    """A player told, before each decision, the cells of pieces no move has shown to be
+    pieces yet: looks first seen with a new board, whose role was judged from their
+    colour alone (a crate the colour of a tile passes for a special of it). Swaps
+    elsewhere come first; the game's answer to one that uses them proves them either way."""
+
+    def wary_of(self, cells: frozenset[tuple[int, int]]) -> None: ...
+
+
+@runtime_checkable
 class SeesMotion(Protocol):
     """A player told, before each check, whether the screen moved at all after the move's
     gestures: an undone swap moves and comes back, an ignored one never moves."""

@@ -45,6 +45,7 @@ from agent.games.base import (
     Player,
     PursuesGoal,
     SeesMotion,
+    WaryOf,
     Status,
     StatusReader,
     Swipe,
@@ -208,6 +209,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                                     None if watcher is None else watcher.captured)
         self.guards = Guards(options.stuck_timeout_s)
         self.screens = ScreenHandler(self)
+        self._goal_icons_doubted: set[str] = set()
         self.levels = LevelTracker()
         # the holes of the board in play, for a scene that moves behind them: in a game whose
         # pieces fall into every cleared cell, a cell empty at rest is a hole (in another, an
@@ -516,11 +518,27 @@ class PlayLoop(Generic[BoardT, MoveT]):
         cur = self.levels.current
         if stop is None and frame is not None:
             self._header_again(frame)
-        if stop is None and cur is not None and cur.goal is not None:
-            self._blocker_by_goal(cur.goal)
-        if stop is None and cur is not None and cur.goal is not None and isinstance(self.player, PursuesGoal):
-            self.player.set_goal(cur.goal)
+        goal = None if cur is None or cur.goal is None else self._goal_as_seen(cur.goal)
+        if stop is None and goal is not None:
+            self._blocker_by_goal(goal)
+        if stop is None and goal is not None and isinstance(self.player, PursuesGoal):
+            self.player.set_goal(goal)
         return stop
+
+    def _goal_as_seen(self, goal: Goal) -> Goal:
+        """The goal, its icon's match dropped where the game has shown otherwise: a break
+        goal's piece is a blocker, and a look the game has moved is none (an intro card's
+        crate icon, read before the new board taught its look, matched a colour's tile; made
+        a blocker, that colour was unplayable and the level stuck)."""
+        if goal.kind != "break" or goal.piece is None:
+            return goal
+        if goal.piece not in {self.profile.kind_of(v) for v in self.screens.moved_looks()}:
+            return goal
+        if goal.piece not in self._goal_icons_doubted:
+            self._goal_icons_doubted.add(goal.piece)
+            self._log("goal_icon", piece=goal.piece, reason="the break goal's icon matched a look the game has moved: "
+                      "no blocker; the goal's blockers are those the board shows")  # fmt: skip
+        return replace(goal, piece=None)
 
     def _header_again(self, frame: np.ndarray) -> None:
         """Where calibration's one look did not find a part of the header (the level's
@@ -837,6 +855,10 @@ class PlayLoop(Generic[BoardT, MoveT]):
             t_decide = time.perf_counter()
             if self.holes is not None:
                 self.holes.saw(self.profile, read.reading)  # (once a board moves are chosen on)
+            unproven: frozenset[tuple[int, int]] = frozenset()
+            if isinstance(self.player, WaryOf):
+                unproven = self.screens.unproven_cells(read.reading.labels)
+                self.player.wary_of(unproven)
             decision = self.player.decide(read.board)
             if isinstance(decision, NoMove):
                 no_move_since = now if no_move_since is None else no_move_since
@@ -876,7 +898,7 @@ class PlayLoop(Generic[BoardT, MoveT]):
                     settle_s=round(s.settle_s[-1], 4), plan_step=decision.continues_plan,
                     capture_ms=round(1000.0 * self.capture.cost_s, 1),
                     **({} if cycle is None else {"cycle_s": round(cycle, 3)}), **decision.fields,
-                    **self._level_fields(),
+                    **({"unproven": sorted(map(list, unproven))} if unproven else {}), **self._level_fields(),
                 )  # fmt: skip
                 self.pending = _Pending(read.board, decision, s.moves, swiped_at, False,
                                         frozenset(read.unknown_cells), read.text,

@@ -23,7 +23,7 @@ from typing import Any
 
 from agent.device.clock import ManualClock
 from agent.errors import AgentError
-from agent.games.base import Decision, Learns, NoMove, SeesMotion
+from agent.games.base import Decision, Learns, NoMove, SeesMotion, WaryOf
 from agent.games.registry import get_game
 from agent.play.journal import read_journal
 from agent.play.recording import Recording, frames_dir
@@ -344,6 +344,8 @@ def _replay_decision(line: dict[str, Any], recording: Recording, screen: Any, pr
     cells = board_diff(board, read.text)
     if holes is not None:
         holes.saw(profile, read.reading)  # as the loop does, on the boards moves are chosen on
+    if isinstance(player, WaryOf):  # as the loop told it, from what the run had seen move
+        player.wary_of(frozenset((int(r), int(c)) for r, c in line.get("unproven", [])))
     decision = player.decide(read.board)
     if isinstance(decision, NoMove):
         replayed, note = f"no move ({decision.reason})", "nothing to play on the board as read"

@@ -16,6 +16,7 @@ In this order, cheapest and safest first:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -133,6 +134,8 @@ class ScreenHandler:
         self._grower: Any = None
         self._grower_for: object = None
         self._fixed: Any = None  # agent.vision.fixed.FixedLooks, once a move is seen
+        # looks first seen with a new board (judged by colour alone), until a move shows them pieces
+        self._unproven: set[str] = set()
         self._held: dict[tuple[int, int], str] = {}  # unknown cells where a blocker stood: its class
         self._unrecognised_since: float | None = None
         self._back_did_nothing: set[str] = set()  # screens (signatures) where Back changed nothing
@@ -279,6 +282,27 @@ class ScreenHandler:
         loop.adopt(out, "looks that never move are blockers", classes=made,
                    evidence={v: self._fixed.evidence[v] for v in found})  # fmt: skip
 
+    def moved_looks(self) -> frozenset[str]:
+        """The looks the game has moved: pieces, whatever they look like."""
+        return frozenset() if self._fixed is None else frozenset(self._fixed.movable)
+
+    def came_with_board(self, looks: Sequence[str]) -> None:
+        """Looks first seen with a new board: pieces or not, only a move will show."""
+        self._unproven.update(looks)
+
+    def unproven_cells(self, labels: Sequence[Sequence[str]]) -> frozenset[tuple[int, int]]:
+        """The cells of pieces whose look came with a new board and that no move has shown
+        to move yet (a look that proved fixed is a blocker now, no piece)."""
+        from agent.vision.fixed import PIECE_ROLES
+
+        p = self.loop.profile
+        if self._fixed is not None:
+            self._unproven -= self._fixed.movable
+        self._unproven = {v for v in self._unproven if v in p.class_labels and p.role_of(v) in PIECE_ROLES}
+        if not self._unproven:
+            return frozenset()
+        return frozenset((r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v in self._unproven)
+
     def _refind(self, frame: np.ndarray, exact: bytes, spanning: list[tuple[int, int, int, int]] | None = None) -> bool:
         """A new board (another level's) adopted when one is on the screen (`exact`: the
         frame's digest). `spanning`:
@@ -328,6 +352,7 @@ class ScreenHandler:
             if loop.level_ended(loop.levels.new_board(loop.clock.now())) is not None:  # another board: another level
                 return True  # --levels reached: the run has stopped
         loop.adopt(found.profile, found.reason, new_classes=list(found.new_classes))
+        self.came_with_board(found.new_classes)
         loop.summary.boards_found += 1
         if isinstance(loop.player, Learns):
             loop.player.reset_board()

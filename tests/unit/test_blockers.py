@@ -381,3 +381,51 @@ def test_an_outer_line_of_copied_crates_and_cut_corners_under_the_header_are_the
     assert (profile.rows, profile.cols) == (ph.level.rows, ph.level.cols)
     read = np.array(profile.read(frame).labels) == EMPTY_LABEL
     assert (read == ph.level.hole_mask()).all(), (read.astype(int), ph.level.hole_mask().astype(int))
+
+
+def test_looks_that_came_with_a_new_board_are_unproven_until_a_move_moves_them():
+    """The cells the loop tells the player to be wary of: those of a look first seen with
+    a new board, judged a piece by its colour alone, until the game moves it; a look that
+    proves fixed is a blocker, no piece, and no longer named either."""
+    from types import SimpleNamespace
+
+    roles = {"J": "special", "K": "special"}
+    profile = SimpleNamespace(class_labels=["A", "B", "J", "K"], role_of=lambda v: roles.get(v, "tile"),
+                              kind_of=lambda v: {"J": "A", "K": "B"}.get(v, v))  # fmt: skip
+    loop, handler = learning_handler(profile)
+    before = [list("ABJA"), list("BAKB"), list("ABJA")]
+    assert handler.unproven_cells(before) == frozenset()
+    handler.came_with_board(["J", "K"])
+    assert handler.unproven_cells(before) == {(0, 2), (1, 2), (2, 2)}
+    after = [list("AJBA"), list("BAKB"), list("ABJA")]  # the game swapped J at (0,2) with B at (0,1)
+    pending = SimpleNamespace(labels=before, swiped=((0, 2), (0, 1)), changed=True, text=str(before))
+    handler.learn_from_move(pending, SimpleNamespace(reading=SimpleNamespace(labels=after), text=str(after)))
+    assert handler.unproven_cells(after) == {(1, 2)}
+    roles["K"] = "blocker"  # (what two ignored swipes of it would have taught)
+    assert handler.unproven_cells(after) == frozenset()
+
+
+def test_a_break_goals_icon_matched_to_a_look_the_game_has_moved_names_no_blocker():
+    """An intro card's crate icon, read before the new board taught the crate's look,
+    matched a colour's tile: made a blocker, that colour was unplayable and the level stuck
+    (world 23). A look the game has moved is a piece: the goal keeps its count, not the
+    match, and its blockers are those the board shows."""
+    from types import SimpleNamespace
+
+    from agent.play.loop import PlayLoop
+    from agent.vision.goal import Goal
+
+    moved = {"A", "C"}
+    logged: list[dict[str, object]] = []
+    loop = SimpleNamespace(profile=SimpleNamespace(kind_of=lambda v: {"H": "C"}.get(v, v)),
+                           screens=SimpleNamespace(moved_looks=lambda: frozenset(moved)),
+                           _goal_icons_doubted=set(), _log=lambda kind, **f: logged.append({"type": kind, **f}))  # fmt: skip
+    crate_as_colour = Goal("break", target=8, left=8, piece="C")
+    seen = PlayLoop._goal_as_seen(loop, crate_as_colour)  # type: ignore[arg-type]
+    assert (seen.kind, seen.target, seen.left, seen.piece) == ("break", 8, 8, None)
+    assert PlayLoop._goal_as_seen(loop, crate_as_colour).piece is None  # type: ignore[arg-type]
+    assert [e["piece"] for e in logged if e["type"] == "goal_icon"] == ["C"]  # said once
+    crate = Goal("break", target=8, left=8, piece="J")  # a look never moved: the goal's blocker
+    assert PlayLoop._goal_as_seen(loop, crate) is crate  # type: ignore[arg-type]
+    collect = Goal("collect", target=20, left=20, colour="C", piece="C")
+    assert PlayLoop._goal_as_seen(loop, collect) is collect  # type: ignore[arg-type]

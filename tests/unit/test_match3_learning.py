@@ -205,6 +205,26 @@ def test_a_kind_that_refused_a_swipe_and_was_never_swapped_makes_its_fellows_sus
     assert hasattr(d2, "move") and (2, 2) not in d2.move.cells(), d2
 
 
+def test_pieces_no_move_has_shown_to_move_wait_while_another_swap_is_there():
+    """The loop names the cells of a look that came with a new board and never moved (a
+    crate the colour of a tile, judged a special of it): a swap elsewhere comes first,
+    even a smaller one; with no other swap they are played, not given up."""
+    cfg = Match3Config(variant="classic", rows=5, cols=6, n_types=6)
+    board = Board.parse("CADBAE\nDCBEAD\nBBCBBD\nEACEAD\nDCEAEB")  # (1,2) down makes five of B
+    unwary = player("classic", cfg).decide(board)
+    assert hasattr(unwary, "move") and (2, 2) in unwary.move.cells(), unwary
+    p = player("classic", cfg)
+    p.wary_of(frozenset({(2, 2)}))
+    wary = p.decide(board)
+    assert hasattr(wary, "move") and (2, 2) not in wary.move.cells(), wary
+    assert has_match(board.swapped(wary.move))
+    only = Board.parse("ABDAA\nCDABC\nABCDA\nCDABC\nABCDA")  # one matching swap: (0,2) down
+    p = player("classic", Match3Config(variant="classic", rows=5, cols=5, n_types=4))
+    p.wary_of(frozenset({(0, 2)}))
+    forced = p.decide(only)
+    assert hasattr(forced, "move") and set(forced.move.cells()) == {(0, 2), (1, 2)}, forced
+
+
 def test_every_swipe_ignored_on_one_board_is_avoided_not_only_the_last():
     """Moves that the game ignored one after another on the same board: the next is none
     of them (before: each refusal let the ones before it back in, and three refusals in

@@ -296,6 +296,7 @@ class Match3Player:
         self._tried: set[frozenset[tuple[int, int]]] = set()  # trial swaps the game would not take
         self._trials: dict[frozenset[tuple[int, int]], int] = {}  # trial swaps made, by their two cells
         self._tried_looks: set[str] = set()  # looks of unknown kind swapped once beside a goal's colour
+        self._wary: frozenset[tuple[int, int]] = frozenset()  # pieces no move has shown to be pieces (the loop says)
         self._evidence: list[str] = []
         self._learned_rules: dict[str, str] = {}  # what the screen showed, not what was given
         self._counts = {"tiles_cleared": 0, "steps_gained": 0, "steps_spent": 0, "points": 0}
@@ -303,6 +304,9 @@ class Match3Player:
     # -- learning ------------------------------------------------------------------
     def learned(self) -> Learned:
         return Learned(dict(self._learned_rules), tuple(sorted(self._immovable)), tuple(self._evidence))
+
+    def wary_of(self, cells: frozenset[tuple[int, int]]) -> None:
+        self._wary = frozenset(cells)
 
     def reset_board(self) -> None:
         self._refused.clear()
@@ -391,7 +395,14 @@ class Match3Player:
             # read as a tile of a colour of its own makes its fellows suspects (each would
             # refuse once, before: two refused swipes a level on a level of new crates)
             fellows = {(int(r), int(c)) for k in self._blamed for r, c in zip(*np.nonzero(board.cells == k))}
-            for wary_of in ([suspects | fellows] if fellows - suspects else []) + ([suspects] if suspects else []):
+            # ... and before those, pieces of a look that came with this board and no move has
+            # shown to move: judged by colour alone, a crate of a tile's colour passes for a
+            # special of it (world 23: two such swipes ignored before it was known a blocker)
+            tiers: list[set[Cell]] = []
+            for tier in (suspects | fellows | self._wary, suspects | fellows, suspects):
+                if tier and tier not in tiers:
+                    tiers.append(tier)
+            for wary_of in tiers:
                 wary = _masked(board, avoided | pieces | lined | wary_of)
                 choice = self.solver.choose(self.config, wary)
                 if choice is not None:
