@@ -726,6 +726,26 @@ def render(report: RunReport) -> str:
     return str(template.render(report=report, svg=Markup, no_frames=NO_FRAMES))
 
 
+def _replaces_the_run(out: Path, folder: Path) -> str | None:
+    """Why writing `out` would replace something of the run in `folder` (its journals,
+    summary, frames, recording index, profiles: whatever the report reads, and whatever
+    else the user keeps there), or None. Only a page (an earlier report) is replaced."""
+    try:
+        target, root = out.resolve(), folder.resolve()
+    except (OSError, RuntimeError):
+        return None  # (writable_file_problem names a path that cannot be reached)
+    if not (out.exists() or out.is_symlink()) or not target.is_relative_to(root):
+        return None
+    try:
+        with open(target, "rb") as f:
+            head = f.read(64).lstrip().lower()
+    except OSError:
+        head = b""
+    if head.startswith(b"<!doctype html"):
+        return None
+    return f"{out} is a file of the run folder {folder} (not an earlier report): writing the report there would replace it"
+
+
 def write_report(run_dir: Path, out: Path | None = None, progress: Progress | None = None) -> Path:
     """Write the HTML report of the run folder `run_dir` to `out` (default:
     `run_dir/report.html`), atomically; the path written. `progress(done, total)` is
@@ -738,10 +758,11 @@ def write_report(run_dir: Path, out: Path | None = None, progress: Progress | No
     folder = run_dir.parent if run_dir.is_file() else run_dir
     out = Path(out) if out is not None else folder / REPORT_NAME
     _find_journals(run_dir)  # a folder that is no run is said before the output is looked at
-    problem = writable_file_problem(out)
+    problem = writable_file_problem(out) or _replaces_the_run(out, folder)
     if problem:
         raise UsageError("--output", f"cannot write the report: {problem}",
-                         hint="give -o a file in a folder you can write to")  # fmt: skip
+                         hint="give -o a new file, or one outside the run folder (without -o it writes "
+                              f"{REPORT_NAME} in the run folder)")  # fmt: skip
     report, pictures = build_report(run_dir, progress)
     page = render(report)
     try:

@@ -327,6 +327,31 @@ def test_an_output_that_cannot_be_written(text_run, tmp_path):
         assert e.value.exit_code == 2 and "cannot write the report" in str(e.value) and "-o" in e.value.hint
 
 
+def test_an_output_that_would_replace_a_file_of_the_run_is_refused(text_run, tmp_path):
+    """`-o RUN/<journal>.jsonl` (or the summary, a frame, a profile: any file of the run
+    folder but an earlier report) is refused before anything is written; the file is as it
+    was. An earlier report is replaced, and a new file in the folder is written."""
+    (text_run / "summary.json").write_text('{"moves": 2}')
+    (text_run / "frames").mkdir(exist_ok=True)
+    (text_run / "frames" / "000001.png").write_bytes(b"\x89PNG\r\n")
+    (tmp_path / "elsewhere.jsonl").write_text("{}\n")
+    (text_run / "linked.html").symlink_to(tmp_path / "elsewhere.jsonl")  # (a page by name only: not in the run)
+    journal = next(text_run.glob("*.jsonl"))
+    for victim in (journal, text_run / "summary.json", text_run / "frames" / "000001.png"):
+        before = victim.read_bytes()
+        with pytest.raises(AgentError) as e:
+            write_report(text_run, victim)
+        assert e.value.exit_code == 2 and "would replace it" in str(e.value) and "-o" in e.value.hint
+        assert victim.read_bytes() == before
+    with pytest.raises(AgentError):
+        write_report(journal, journal)  # a journal given alone, and as the output
+    assert write_report(text_run, text_run / "linked.html")  # outside the run: the user's choice
+    first = write_report(text_run)
+    assert write_report(text_run, first) == first  # an earlier report is replaced
+    assert write_report(text_run, text_run / "second.html").is_file()
+
+
+ROOT = Path(__file__).resolve().parents[2]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -347,6 +372,11 @@ def test_the_command_prints_the_path_and_bad_input_exits_2(text_run, tmp_path):
     assert r.returncode == 2 and "error:" in r.stderr and "fix:" in r.stderr and "Traceback" not in r.stderr
     r = agent("report", str(text_run), "-o", str(tmp_path), cwd=tmp_path)
     assert r.returncode == 2 and "--output" in r.stderr and "Traceback" not in r.stderr
+    journal = next(text_run.glob("*.jsonl"))
+    kept = journal.read_bytes()
+    r = agent("report", str(text_run), "-o", str(journal), cwd=tmp_path)
+    assert r.returncode == 2 and "would replace it" in r.stderr and "Traceback" not in r.stderr
+    assert journal.read_bytes() == kept
 
 
 # -- a recorded run: the pictures ---------------------------------------------------------------
