@@ -3,9 +3,12 @@ crash) never sees half a file, and nothing a user made is lost to one."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import cv2
@@ -32,6 +35,23 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
         raise
     _fsync_dir(path.parent)
     return path
+
+
+@contextmanager
+def folder_locked(directory: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on `directory` (made if missing) while the body reads,
+    changes and writes a file in it: writers that read, change and write the same file at
+    once (two `agent screens add` on one profile, a run saving what it learned) take
+    turns, each re-reading what the one before wrote. The lock is the folder's own (flock
+    on it), so no lock file is left behind, and it goes with the process that held it."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # (closing lets the lock go)
 
 
 def _fsync_dir(directory: Path) -> None:

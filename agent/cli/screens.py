@@ -4,6 +4,7 @@ cannot dismiss by itself), stored in the device profile and matched by a percept
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
@@ -71,6 +72,7 @@ def add(
     model: Optional[str] = typer.Option(None, "--model", help=MODEL_HELP),
 ) -> None:
     """Teach a screen: on a frame that looks like IMAGE, tap X,Y (or press Back)."""
+    from agent.files import folder_locked
     from agent.vision.images import read_image
     from agent.vision.profile import save_profile
     from agent.vision.screens import teach_screen
@@ -83,12 +85,14 @@ def add(
     frame = read_image(image)
     h, w = frame.shape[:2]
     point = None if tap is None else _parse_tap(tap, w, h)
-    path, dev = _device_for((w, h), game, profiles, model)
-    gp = dev.games[game]
     screen = teach_screen(frame, name, point)
-    kept = tuple(s for s in gp.screens if s.name != name)
     try:
-        saved = save_profile(dev.with_game(replace(gp, screens=kept + (screen,))), path)
+        # read, changed and written under the folder's lock: several taught at once are all kept
+        with folder_locked(profiles) if profiles.is_dir() else nullcontext():
+            path, dev = _device_for((w, h), game, profiles, model)
+            gp = dev.games[game]
+            kept = tuple(s for s in gp.screens if s.name != name)
+            saved = save_profile(dev.with_game(replace(gp, screens=kept + (screen,))), path)
     except OSError as exc:
         raise ProfileError(f"{path}: cannot write the profile: {exc.strerror or exc}",
                            hint="check the folder's permissions and free space, then try again") from None  # fmt: skip

@@ -806,20 +806,31 @@ def write_game_profile(
     """Write (or refresh) one game's profile in the device's file in `directory`, keeping
     the file's other games. A broken file is replaced, the caller's profile being newer,
     but kept beside it as `NAME.unreadable` (it may hold a hand edit or other games worth
-    recovering). A folder in the file's place is not replaced: that is a ProfileError."""
+    recovering). A folder in the file's place is not replaced: that is a ProfileError.
+
+    The screens a person taught the game (`agent screens add`) are the file's, as it is
+    when written: a run or a simulated phone that writes the game's profile keeps them,
+    even those taught while it ran. The file is read and written under the folder's lock
+    (`folder_locked`), so writers at once each keep what the others wrote."""
+    from agent.files import folder_locked
+
     path = Path(directory) / profile_filename(model, width, height)
     if path.is_dir():
         raise ProfileError(f"{path}: is a folder where this phone's profile file goes",
                            hint="move or rename the folder, then try again")  # fmt: skip
-    kept = None
-    try:
-        device = load_profile(path).with_game(game) if path.exists() else None
-    except ProfileError:
-        device = None
-        kept = keep_unreadable(path)
-    if device is None:
-        device = DeviceProfile(model, width, height, None, {game.game: game})
-    return SavedProfile(save_profile(device, path), kept)
+    with folder_locked(path.parent):
+        kept = None
+        try:
+            device = load_profile(path) if path.exists() else None
+        except ProfileError:
+            device = None
+            kept = keep_unreadable(path)
+        if device is None:
+            device = DeviceProfile(model, width, height, None, {})
+        old = device.games.get(game.game)
+        if old is not None:
+            game = replace(game, screens=old.screens)
+        return SavedProfile(save_profile(device.with_game(game), path), kept)
 
 
 def keep_unreadable(path: Path) -> Path:
