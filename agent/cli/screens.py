@@ -101,6 +101,28 @@ def add(
     say(f"{'replaced' if len(kept) < len(gp.screens) else 'taught'} screen {name!r} ({what}; matched by {part}) in {saved}")
 
 
+@app.command("remove")
+def remove(
+    name: str = typer.Argument(..., help="The name the screen was taught with (`agent screens list`)."),
+    game: Optional[str] = typer.Option(None, "--game", help="Only this game's profiles (default: any)."),
+    profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help=PROFILES_HELP),
+    model: Optional[str] = typer.Option(None, "--model", help="Only this phone's profile (default: any)."),
+) -> None:
+    """Forget a taught screen (also one whose entry in the profile is broken)."""
+    from agent.vision.profile import remove_taught_screen
+
+    try:
+        removed = remove_taught_screen(profiles, name, game, model)
+    except OSError as exc:
+        raise ProfileError(f"{profiles}: cannot write the profile: {exc.strerror or exc}",
+                           hint="check the folder's permissions and free space, then try again") from None  # fmt: skip
+    if not removed:
+        raise ProfileError(f"no taught screen named {name!r} in {profiles}" + (f" for game {game!r}" if game else ""),
+                           hint="see the names with `agent screens list`")  # fmt: skip
+    for path, g in removed:
+        say(f"removed screen {name!r} of {g} from {path}")
+
+
 @app.command("list")
 def list_(
     profiles: Path = typer.Option(DEFAULT_PROFILES, "--profiles", help=PROFILES_HELP),

@@ -65,6 +65,7 @@ import json
 import math
 import os
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -485,37 +486,48 @@ class _Checker:
             raise self.fail(key, f"expected an array of tables [[{key}]], got {_got(value)}")
         out: list[TaughtScreen] = []
         for i, e in enumerate(value):
-            sk = f"{key}[{i}]"
-            self.only(e, sk, ["name", "phash", "size", "action", "tap", "box"])
-            name = self.string(self.get(e, sk, "name", "a name for the screen"), f"{sk}.name")
-            if len(name) > 80 or not name.isprintable():
-                raise self.fail(f"{sk}.name", "expected a printable name of at most 80 characters")
-            if any(t.name == name for t in out):
-                raise self.fail(f"{sk}.name", f"{_got(name)} names two screens; give each its own name")
-            phash = self.get(e, sk, "phash", "a hex perceptual hash")
-            if not isinstance(phash, str) or not re.fullmatch(r"[0-9a-f]{16,256}", phash):
-                raise self.fail(f"{sk}.phash", f"expected 16 or more lowercase hex digits, got {_got(phash)}")
-            size = self.get(e, sk, "size", "[width, height]")
-            if (not isinstance(size, list) or len(size) != 2
-                    or any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 100_000 for v in size)):
-                raise self.fail(f"{sk}.size", f"expected [width, height] in pixels, got {_got(size)}")  # fmt: skip
-            action = self.get(e, sk, "action", '"tap" or "back"')
-            if action not in SCREEN_ACTIONS:
-                raise self.fail(f"{sk}.action", f'expected "tap" or "back", got {_got(action)}')
-            tap = e.get("tap")
-            if action == "tap":
-                if tap is None:
-                    raise self.fail(f"{sk}.tap", "missing, expected [x, y] in pixels (the action is tap)")
-                if (not isinstance(tap, list) or len(tap) != 2
-                        or any(isinstance(v, bool) or not isinstance(v, int) for v in tap)
-                        or not (0 <= tap[0] < size[0] and 0 <= tap[1] < size[1])):
-                    raise self.fail(f"{sk}.tap", f"expected [x, y] inside the {size[0]}x{size[1]} screen, got {_got(tap)}")  # fmt: skip
-            elif tap is not None:
-                raise self.fail(f"{sk}.tap", "a screen whose action is back taps nowhere; remove tap")
-            box = None if "box" not in e else self.fractions(e["box"], f"{sk}.box")
-            out.append(TaughtScreen(name, phash, (size[0], size[1]), action,
-                                    None if tap is None else (tap[0], tap[1]), box))  # fmt: skip
+            try:
+                out.append(self._screen(e, f"{key}[{i}]", out))
+            except ProfileError as exc:
+                name = e.get("name")
+                folder = shlex.quote(str(Path(self.where).parent))
+                how = (f"remove it (`agent screens remove {shlex.quote(name)} --profiles {folder}`)"
+                       if isinstance(name, str) and name.strip() and name.isprintable()
+                       else f"delete that [[{key}]] table (entry {i + 1}) from the file")  # fmt: skip
+                raise ProfileError(str(exc), hint=f"a taught screen's entry is broken: fix it in the file, or {how} "
+                                                  "and teach the screen again with `agent screens add`") from None  # fmt: skip
         return tuple(out)
+
+    def _screen(self, e: dict[str, Any], sk: str, out: list[TaughtScreen]) -> TaughtScreen:
+        """One [[games.G.screens]] table; `out`: the entries before it (names are unique)."""
+        self.only(e, sk, ["name", "phash", "size", "action", "tap", "box"])
+        name = self.string(self.get(e, sk, "name", "a name for the screen"), f"{sk}.name")
+        if len(name) > 80 or not name.isprintable():
+            raise self.fail(f"{sk}.name", "expected a printable name of at most 80 characters")
+        if any(t.name == name for t in out):
+            raise self.fail(f"{sk}.name", f"{_got(name)} names two screens; give each its own name")
+        phash = self.get(e, sk, "phash", "a hex perceptual hash")
+        if not isinstance(phash, str) or not re.fullmatch(r"[0-9a-f]{16,256}", phash):
+            raise self.fail(f"{sk}.phash", f"expected 16 or more lowercase hex digits, got {_got(phash)}")
+        size = self.get(e, sk, "size", "[width, height]")
+        if (not isinstance(size, list) or len(size) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 100_000 for v in size)):
+            raise self.fail(f"{sk}.size", f"expected [width, height] in pixels, got {_got(size)}")  # fmt: skip
+        action = self.get(e, sk, "action", '"tap" or "back"')
+        if action not in SCREEN_ACTIONS:
+            raise self.fail(f"{sk}.action", f'expected "tap" or "back", got {_got(action)}')
+        tap = e.get("tap")
+        if action == "tap":
+            if tap is None:
+                raise self.fail(f"{sk}.tap", "missing, expected [x, y] in pixels (the action is tap)")
+            if (not isinstance(tap, list) or len(tap) != 2
+                    or any(isinstance(v, bool) or not isinstance(v, int) for v in tap)
+                    or not (0 <= tap[0] < size[0] and 0 <= tap[1] < size[1])):
+                raise self.fail(f"{sk}.tap", f"expected [x, y] inside the {size[0]}x{size[1]} screen, got {_got(tap)}")  # fmt: skip
+        elif tap is not None:
+            raise self.fail(f"{sk}.tap", "a screen whose action is back taps nowhere; remove tap")
+        box = None if "box" not in e else self.fractions(e["box"], f"{sk}.box")
+        return TaughtScreen(name, phash, (size[0], size[1]), action, None if tap is None else (tap[0], tap[1]), box)
 
     def settle(self, value: Any, k: str) -> SettleSettings:
         t = self.table(value, k)
@@ -749,6 +761,50 @@ def load_profile(path: str | os.PathLike[str]) -> DeviceProfile:
         raise ProfileError(f"{path}: {exc}") from None
 
 
+def remove_taught_screen(directory: str | os.PathLike[str], name: str, game: str | None = None,
+                         model: str | None = None) -> list[tuple[Path, str]]:  # fmt: skip
+    """Remove the taught screen `name` from the profiles in `directory` (of `game` and of
+    the phone `model` when given): [(file, game)] it was removed from. A file the entry
+    itself made unreadable is read as TOML and checked once the entry is out, so a broken
+    entry can be removed; a file broken elsewhere too is a ProfileError naming the rest.
+    Read, changed and written under the folder's lock."""
+    from agent.files import folder_locked
+
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise ProfileError(f"{folder}: no such folder of profiles", hint="give the folder with --profiles")
+    removed: list[tuple[Path, str]] = []
+    with folder_locked(folder):
+        for path in sorted(folder.glob("*.toml")):
+            try:
+                doc = tomllib.loads(_read_profile_bytes(path).decode("utf-8"))
+            except (ProfileError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+                continue  # no TOML at all: no entry of it can be named
+            dev = doc.get("device")
+            if model is not None and not (isinstance(dev, dict) and slugify(str(dev.get("model", ""))) == slugify(model)):
+                continue
+            games = doc.get("games")
+            here: list[str] = []
+            for g, table in (games.items() if isinstance(games, dict) else []):
+                entries = table.get("screens") if isinstance(table, dict) else None
+                if (game is not None and g != game) or not isinstance(entries, list):
+                    continue
+                left = [e for e in entries if not (isinstance(e, dict) and e.get("name") == name)]
+                if len(left) < len(entries):
+                    table["screens"] = left
+                    here.append(str(g))
+            if not here:
+                continue
+            try:
+                device = _Checker(str(path)).document(doc)
+            except (ProfileError, ValueError) as exc:
+                raise ProfileError(f"{path}: the screen {name!r} was found, but the file is broken elsewhere too: {exc}",
+                                   hint="fix the file by hand, or delete it and recalibrate with `agent calibrate`") from None
+            save_profile(device, path)
+            removed += [(path, g) for g in here]
+    return removed
+
+
 def save_profile(profile: DeviceProfile, path: str | os.PathLike[str]) -> Path:
     """Write atomically: a reader sees the old file or the new one, never half of one.
 
@@ -878,6 +934,7 @@ def find_profile(
     loaded: list[tuple[Path, DeviceProfile]] = []
     broken: list[str] = []
     lacking: list[str] = []
+    broken_hints: list[str] = []
     for d in dirs:
         if not d.is_dir():
             continue
@@ -894,6 +951,8 @@ def find_profile(
                         "with the board on screen replaces it",
                     ) from None
                 broken.append(str(exc))
+                if exc.hint != ProfileError.hint and exc.hint not in broken_hints:
+                    broken_hints.append(exc.hint)  # (what to do about that file, said with the error)
                 continue
             if game in dev.games:
                 loaded.append((p, dev))
@@ -920,7 +979,8 @@ def find_profile(
     if broken:
         details += "; skipped unreadable profiles: " + "; ".join(broken)
     where = dirs[0] if dirs else PROFILE_DIR
+    calibrate = f"run `agent calibrate` with the {game} board on screen to write {where / own_name}"
     raise ProfileError(
         f"no profile for {model} {width}x{height} and game {game}{details}",
-        hint=f"run `agent calibrate` with the {game} board on screen to write {where / own_name}",
+        hint="; ".join(broken_hints) + f" (or {calibrate})" if broken_hints else calibrate,
     )

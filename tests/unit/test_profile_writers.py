@@ -99,3 +99,30 @@ def test_screens_taught_at_once_are_all_kept_and_each_waits_for_the_folders_lock
         assert p.wait(timeout=120) == 0, p.stderr.read() if p.stderr else ""
     assert sorted(s.name for s in load_profile(path).games["match3"].screens) == [f"card {i}" for i in range(4)]
     assert sorted(f.name for f in path.parent.iterdir()) == [path.name]  # no lock or temporary file left
+
+
+def test_a_broken_taught_screen_is_named_with_how_to_remove_it_and_agent_screens_remove_does(tmp_path):
+    """An entry of a taught screen broken by a hand edit: the message names the entry and
+    how to remove it (before: "calibrate a new profile named after the image"), and
+    `agent screens remove NAME` removes it, the rest of the profile kept as it was."""
+    (tmp_path / "p").mkdir()
+    taught = (teach_screen(card(20), "bonus", (540, 1300)), teach_screen(card(21), "offer", None))
+    path = save_profile(DeviceProfile("Pixel 7", 1080, 2400, None, {"match3": game(screens=taught)}), tmp_path / "p")
+    path.write_text(path.read_text().replace('action = "tap"', 'action = "tapp"', 1))
+    shot = tmp_path / "card.png"
+    cv2.imwrite(str(shot), card(20))
+    check = agent("screens", "check", "--image", str(shot), "--profiles", str(tmp_path / "p"), cwd=tmp_path)
+    _, err = check.communicate(timeout=120)
+    assert check.returncode != 0 and "Traceback" not in err
+    assert "screens[0].action" in err and "agent screens remove bonus --profiles" in err, err
+    assert "calibrate" not in err.split("fix:")[1].split("(or")[0]
+    missing = agent("screens", "remove", "nothing", "--profiles", str(tmp_path / "p"), cwd=tmp_path)
+    _, err = missing.communicate(timeout=120)
+    assert missing.returncode != 0 and "no taught screen named 'nothing'" in err and "agent screens list" in err
+    assert "tapp" in path.read_text()  # (nothing written)
+    rm = agent("screens", "remove", "bonus", "--profiles", str(tmp_path / "p"), cwd=tmp_path)
+    out, err = rm.communicate(timeout=120)
+    assert rm.returncode == 0, err
+    assert "removed screen 'bonus' of match3" in out
+    kept = load_profile(path).games["match3"]
+    assert [s.name for s in kept.screens] == ["offer"] and kept.rows == 8 and kept.board_bbox == (54, 720, 1026, 1692)
