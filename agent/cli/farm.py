@@ -254,10 +254,15 @@ def farm(
         )
     if not any(d["state"] == "done" for d in summary["devices"]):
         states = ", ".join(sorted({d["state"] for d in summary["devices"]}))
-        raise AgentError(
+        problem = AgentError(
             f"no device played to the end: every one was {states}",
             hint=f"see each device's last error in {run_dir}/summary.json and its journal",
         )
+        # every phone's run ended as `agent play` says with one code: the farm says it too
+        codes = {d.get("exit_code") for d in summary["devices"]}
+        if len(codes) == 1 and isinstance(next(iter(codes)), int) and next(iter(codes)):
+            problem.exit_code = int(next(iter(codes)))
+        raise problem
 
 
 def farm_node(

@@ -85,6 +85,7 @@ class DeviceRow:
     view_url: str = ""  # its worker's live view (agent farm --view)
     summaries: list[dict] = field(default_factory=list)
     node: str = ""  # the Ray node the phone is attached to (agent farm --ray); "" on a local farm
+    exit_code: int | None = None  # its last run's, as `agent play` would exit (None: no run ended)
 
     def as_dict(self) -> dict:
         out = self._as_dict()
@@ -96,6 +97,7 @@ class DeviceRow:
             "moves": self.moves, "confirmed": self.confirmed, "score": self.score, **self.counts,
             "failures": self.total_failures, "runs": self.runs, "last_error": self.last_error,
             "stop_reason": self.stop_reason, "play_s": round(self.play_s, 3),
+            **({} if self.exit_code is None else {"exit_code": self.exit_code}),
         }
 
 
@@ -225,8 +227,13 @@ class Farm:
             row.score, row.stop_reason = s["score"], s["stop_reason"]
             row.decision_ms.extend(msg["decision_ms"])
             row.play_s += msg["elapsed_s"]
-            row.state = DONE
-            self._event("done", key=row.key, stop_reason=s["stop_reason"], moves=row.moves)
+            # a run that ended without doing what was asked (its game over before any move,
+            # its screen unrecognised) is no device done: its exit code is `agent play`'s
+            row.exit_code = int(msg.get("exit_code", 0))
+            row.state = DONE if row.exit_code == 0 else FAILED
+            if row.exit_code:
+                row.last_error = f"stopped: {s['stop_reason']} (exit {row.exit_code}, as agent play would)"
+            self._event("done", key=row.key, stop_reason=s["stop_reason"], moves=row.moves, exit_code=row.exit_code)
         elif kind == "error":
             row.last_error = msg["error"]
             self._event("error", key=row.key, error=msg["error"], error_class=msg["error_class"])

@@ -146,7 +146,7 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any, journal_tee: Any = None
     from agent.games.registry import get_game
     from agent.play.recording import RecordOptions
     from agent.play.run import device_run, play
-    from agent.play.stats import PlaySummary
+    from agent.play.stats import PlaySummary, exit_code
 
     game = get_game(spec.game)
     device = _CountingDevice(AdbDevice(spec.serial, AdbTarget(spec.host, spec.port)))
@@ -185,7 +185,8 @@ def _play(spec: WorkerSpec, queue: Any, stop_event: Any, journal_tee: Any = None
                        should_stop=stop_event.is_set, record=record, watcher=view, journal_tee=journal_tee,
                        adb=f"{spec.host}:{spec.port}",
                        capture={"mode": device.device.capture_mode, "ms": device.device.capture_report()})  # fmt: skip
-    _send(queue, spec, "done", summary=summary.as_dict(), counts=summary.counts, decision_ms=summary.decision_ms,
+    _send(queue, spec, "done", summary=summary.as_dict(), exit_code=exit_code(summary), counts=summary.counts,
+          decision_ms=summary.decision_ms,
           elapsed_s=time.monotonic() - started, captures=device.captures)  # fmt: skip
 
 

@@ -210,6 +210,8 @@ class PlayLoop(Generic[BoardT, MoveT]):
         self.guards = Guards(options.stuck_timeout_s)
         self.screens = ScreenHandler(self)
         self._goal_icons_doubted: set[str] = set()
+        self._counter_counted = False  # the moves counter has read more than 0
+        self._zero_doubted = False
         self.levels = LevelTracker()
         # the holes of the board in play, for a scene that moves behind them: in a game whose
         # pieces fall into every cleared cell, a cell empty at rest is a hole (in another, an
@@ -525,6 +527,21 @@ class PlayLoop(Generic[BoardT, MoveT]):
             self.player.set_goal(goal)
         return stop
 
+    def _zero_believed(self) -> bool:
+        """Whether a moves counter read as 0 is the game's: once the counter has read more
+        than 0, yes. A counter that never read more is a reading to doubt (a header that
+        calibration's OCR found reads "0" of a label's "O", or of a counter not drawn yet:
+        every phone of a farm stopped at once with "no moves left", none of its moves made);
+        the board is played, and the game's own end (its card, a board it no longer takes
+        moves on) tells."""
+        if self._counter_counted:
+            return True
+        if not self._zero_doubted:
+            self._zero_doubted = True
+            self._log("status_doubted", moves_left=0, reason="the moves counter read 0 and never more: not taken "
+                      "for the game's end")  # fmt: skip
+        return False
+
     def _goal_as_seen(self, goal: Goal) -> Goal:
         """The goal, its icon's match dropped where the game has shown otherwise: a break
         goal's piece is a blocker, and a look the game has moved is none (an intro card's
@@ -687,7 +704,9 @@ class PlayLoop(Generic[BoardT, MoveT]):
             self._keep(rest.frame, rest.read)
             status = self._status(rest.frame)
             # A game of levels: a counter at 0 ends a level, never the run (see agent.play.levels).
-            game_over = not opt.level_life and status is not None and status.moves_left == 0
+            if status is not None and status.moves_left is not None and status.moves_left > 0:
+                self._counter_counted = True
+            game_over = not opt.level_life and status is not None and status.moves_left == 0 and self._zero_believed()
             read = rest.read
             if game_over and (read is None or not read.confident):
                 return self._stop("game over: no moves left", "finished", finished=True)

@@ -92,7 +92,9 @@ class PlaySummary:
 
 def exit_code(summary: PlaySummary) -> int:
     """0 only when the run did what was asked: it played to the end or to its limit, and
-    the screen confirmed its moves. A run whose every move went unconfirmed failed."""
+    the screen confirmed its moves. A run whose every move went unconfirmed failed, and so
+    did one that ended its game before making any move (a game over read off the screen
+    at once is no game played)."""
     kind = summary.stop_kind
     if kind == "interrupted":
         return EXIT_INTERRUPTED if summary.stop_signal is None else signals.exit_code(summary.stop_signal)
@@ -100,6 +102,8 @@ def exit_code(summary: PlaySummary) -> int:
         return EXIT_UNREADABLE
     if kind == "device_error":
         return EXIT_DEVICE
+    if kind == "finished" and summary.moves == 0:
+        return EXIT_FAILED
     if kind in ("finished", "limit", "requested"):
         return EXIT_FAILED if summary.moves > 0 and summary.confirmed == 0 else EXIT_OK
     return EXIT_FAILED

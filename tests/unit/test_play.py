@@ -87,6 +87,33 @@ def test_step_game_is_played_to_its_end():
     assert summary.moves_left == 0 and summary.score == phone.state.score  # read off the header
 
 
+def test_a_counter_read_as_0_before_any_move_is_doubted_and_the_board_played(tmp_path):
+    """A header whose moves counter reads 0 before the first move, and never more (a label's
+    "O" read as a digit): every phone of a farm stopped at once with "no moves left" and
+    exit 0. Now the board is played, the doubt journaled once; a counter that has counted
+    down still ends the game at 0, and a run that ended its game before any move fails."""
+    from agent.games.base import Status
+    from agent.play.stats import EXIT_FAILED, exit_code
+
+    phone = SimPhone(Match3Config(variant="step", start_steps=30), seed=5, clock=ManualClock())
+    with Journal(tmp_path / "j.jsonl") as journal:
+        loop = make_loop(phone, moves=5, journal=journal)
+        loop.status_reader = lambda frame: Status(moves_left=0, score=None)
+        summary = loop.run()
+    assert summary.moves == 5 and summary.stop_reason == "move limit reached (5)"
+    assert [r["type"] for r in read_journal(tmp_path / "j.jsonl")].count("status_doubted") == 1
+    # once the counter has read more than 0, a 0 is the game's
+    phone = SimPhone(Match3Config(variant="step", start_steps=30), seed=5, clock=ManualClock())
+    loop = make_loop(phone, moves=20)
+    reads = iter([Status(moves_left=3, score=None)] + [Status(moves_left=0, score=None)] * 10_000)
+    loop.status_reader = lambda frame: next(reads)
+    summary = loop.run()
+    assert summary.stop_reason == "game over: no moves left" and summary.moves == 1  # (made while it read 3)
+    assert exit_code(summary) == 0
+    summary.moves = 0  # the same end before any move: no game played
+    assert exit_code(summary) == EXIT_FAILED
+
+
 def test_classic_game_ends_at_its_move_budget():
     phone = SimPhone(Match3Config(variant="classic", move_budget=8), seed=9, clock=ManualClock())
     summary = make_loop(phone).run()

@@ -240,3 +240,22 @@ def test_the_live_table_has_a_node_column_on_ray_only(tmp_path):
     local = Farm([object()], tmp_path / "local", FarmOptions(moves=5, settings={"x": 1}), list_fn=lambda t: [])
     local.rows["h:1/s"] = DeviceRow("h:1/s", "h", 1, "s")
     assert [c.header for c in farm_table(local).columns][0] == "device"
+
+
+def test_a_phone_whose_run_ended_without_doing_what_was_asked_is_no_phone_done(tmp_path):
+    """A phone whose game was over before its first move ("done" with 0 moves, exit 0 for
+    the farm, where `agent play` on it exits non-zero): its row fails with the stop reason
+    and the exit code `agent play` would give; one that played is done."""
+    from agent.farm.controller import Farm
+
+    farm = Farm([], tmp_path, list_fn=lambda t: [])
+    farm.rows["a"] = DeviceRow("a", "127.0.0.1", 5037, "a", state="playing")
+    farm.rows["b"] = DeviceRow("b", "127.0.0.1", 5037, "b", state="playing")
+    base = {"counts": {}, "decision_ms": [], "elapsed_s": 1.0}
+    over = {"moves": 0, "confirmed": 0, "score": None, "stop_reason": "game over: no moves left"}
+    farm._handle({"kind": "done", "key": "a", "summary": over, "exit_code": 1, **base})
+    played = {"moves": 20, "confirmed": 20, "score": 900, "stop_reason": "move limit reached (20)"}
+    farm._handle({"kind": "done", "key": "b", "summary": played, "exit_code": 0, **base})
+    a, b = farm.rows["a"], farm.rows["b"]
+    assert a.state == "failed" and "game over: no moves left" in a.last_error and a.as_dict()["exit_code"] == 1
+    assert b.state == "done" and b.as_dict()["exit_code"] == 0 and b.last_error == ""
