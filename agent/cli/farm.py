@@ -287,11 +287,12 @@ def farm_node(
     On one machine's loopback (a cluster on 127.0.0.1) `ray start` cannot join (Ray rewrites
     127.0.0.1 to the host's address): start the node another way and add --no-start.
     """
-    from agent.farm.ray_farm import import_ray
+    from agent.farm.ray_farm import check_address, import_ray
     from agent.farm.ray_node import join_node
 
     target = parse_adb_address(adb)
     import_ray()
+    check_address(address, option="--address")  # (before `ray start` is asked to join it)
     joined = join_node(address, target, node_ip_address=node_ip_address, num_cpus=num_cpus, start=not no_start)
     say(f"node {joined.node_id[:12]} ({joined.node_ip}) joined {address}; its roster lists adb {joined.adb} every 2 s")
     for d in joined.devices:

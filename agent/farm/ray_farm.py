@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
-from agent.errors import AgentError
+from agent.errors import AgentError, UsageError
 from agent.farm.controller import TERMINAL, DeviceRow, Farm
 from agent.farm.controller import FarmOptions
 from agent.farm.profile_sync import keep_profiles, profile_files
@@ -59,14 +59,15 @@ def import_ray() -> Any:
     return ray
 
 
-def check_address(address: str, timeout_s: float = 3.0) -> None:
+def check_address(address: str, timeout_s: float = 3.0, option: str = "--ray") -> None:
     """A cluster address must answer before Ray is asked to connect (Ray itself retries
-    for a long while, then says little)."""
+    for a long while, then says little). One that is no HOST:PORT is a usage error of
+    `option` (exit 2)."""
     if address == "auto":
         return
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise AgentError(f"--ray {address!r} is not an address",
+        raise UsageError(option, f"{option} {address!r} is not an address",
                          hint="give the head node's HOST:PORT (e.g. 10.0.0.5:6379), or `auto` to join the cluster started on this machine")  # fmt: skip
     try:
         with socket.create_connection((host, int(port)), timeout=timeout_s):

@@ -53,7 +53,7 @@ def join_node(address: str, adb: Any, node_ip_address: str | None = None, num_cp
     """Start a raylet here joined to `address` (unless `start` is False: one runs here
     already), then this node's roster of the phones of `adb` (an AdbTarget)."""
     ray = import_ray()
-    check_address(address)
+    check_address(address, option="--address")
     if start and LOCAL_HOSTS & {address.rpartition(":")[0], node_ip_address}:
         raise AgentError("`ray start` cannot join a cluster on 127.0.0.1: Ray rewrites loopback addresses to this "
                          "host's network address",  # fmt: skip

@@ -198,8 +198,10 @@ def test_cli_ray_at_an_address_nobody_answers_at(tmp_path):
     assert r.returncode != 0
     assert f"no Ray cluster answers at 127.0.0.1:{port}" in r.stderr and "Traceback" not in r.stderr
     r = _agent("farm", "--ray", "nonsense", "--runs", str(tmp_path / "runs"), cwd=tmp_path)
-    assert r.returncode != 0 and "is not an address" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "--ray 'nonsense' is not an address" in r.stderr and "Traceback" not in r.stderr
     assert not list((tmp_path / "runs").glob("*"))  # no run folder left behind
+    r = _agent("farm-node", "--address", "nonsense", "--no-start", cwd=tmp_path)  # (the node's option is named)
+    assert r.returncode == 2 and "--address 'nonsense' is not an address" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_cli_ray_refuses_this_machines_phone_options(tmp_path):
