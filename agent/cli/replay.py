@@ -2,7 +2,9 @@
 profile), and say per decision whether the board read and the move chosen are the same.
 
 Exit 0 when everything agrees, 1 when anything differs (or a decision's frame was not
-recorded), 2 for input it cannot replay (no journal, no recording, a broken profile).
+recorded, or part of the run could not be compared: a torn journal, damaged lines of the
+recording's index: "incomplete"), 2 for input it cannot replay (no journal, no recording,
+a broken profile, a path that leads out of the run folder).
 Registered in `agent.cli` as `app.command("replay")(replay.replay)`.
 """
 
@@ -40,7 +42,8 @@ def replay(
         print_error(exc)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     ok = report.ok and (played is None or played.same)
-    final = (f"{'same' if ok else 'differs'}: {report.details()}"
+    word = report.summary().split(":", 1)[0] if played is None or played.same else "differs"  # same, differs, incomplete
+    final = (f"{word}: {report.details()}"
              + ("" if played is None else f"; play loop {'the same' if played.same else 'differs'}"))  # fmt: skip
     if as_json:
         out: dict[str, Any] = {**report.as_dict(), "ok": ok, "summary": final}

@@ -330,11 +330,52 @@ def write_file_whole(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def _entry(line: bytes) -> FrameEntry:
+    """One index line, checked: a ValueError saying what is wrong with it."""
+    try:
+        d = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 (byte {exc.start})") from None
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError("not JSON") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"a JSON {type(d).__name__}, not an object")
+
+    def integer(key: str, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{key} is {value!r}, not an integer")
+        return value
+
+    if "id" not in d or "file" not in d:
+        raise ValueError("no id or no file")
+    fid = integer("id", d["id"])
+    file = d["file"]
+    if not isinstance(file, str) or not file:
+        raise ValueError(f"file is {file!r}, not a file name")
+    base = None if d.get("base") is None else integer("base", d["base"])
+    box = d.get("box")
+    if box is not None:
+        if not isinstance(box, list) or len(box) != 4:
+            raise ValueError(f"box is {box!r}, not [x0, y0, x1, y1]")
+        x0, y0, x1, y1 = (integer("box", v) for v in box)
+        if not (0 <= x0 < x1 and 0 <= y0 < y1):
+            raise ValueError(f"box {box} is empty or off the frame")
+        box = (x0, y0, x1, y1)
+    if (base is None) != (box is None):
+        raise ValueError("a part of a frame needs both its base and its box")
+    t = d.get("t", 0.0)
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        raise ValueError(f"t is {t!r}, not a time")
+    index = None if d.get("index") is None else integer("index", d["index"])
+    return FrameEntry(fid, file, base, box, str(d.get("role", "")), float(t), index)
+
+
 class Recording:
     """The frames of one device's run, read back."""
 
-    def __init__(self, folder: Path, entries: dict[int, FrameEntry]) -> None:
+    def __init__(self, folder: Path, entries: dict[int, FrameEntry], damaged: list[str] | None = None) -> None:
         self.folder, self.run_dir, self.entries = folder, folder.parent, entries
+        self.damaged: list[str] = list(damaged or [])  # index lines skipped, each with why
         self._cache: dict[str, np.ndarray] = {}
 
     @classmethod
@@ -351,18 +392,38 @@ class Recording:
             raise AgentError(f"{folder} holds no recorded frames (no {index})",
                              hint="record a run with `agent play --record`")  # fmt: skip
         entries: dict[int, FrameEntry] = {}
-        with open(index, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    d = json.loads(line)
-                    box = d.get("box")
-                    e = FrameEntry(int(d["id"]), str(d["file"]), d.get("base"), None if box is None else
-                                   (int(box[0]), int(box[1]), int(box[2]), int(box[3])), str(d.get("role", "")),
-                                   float(d.get("t", 0.0)), d.get("index"))  # fmt: skip
-                except (ValueError, KeyError, TypeError, IndexError):
-                    continue  # a line torn by a kill: the frames before it still serve
-                entries[e.id] = e
-        return cls(folder, entries)
+        damaged: list[str] = []
+        try:
+            raw = index.read_bytes()
+        except OSError as exc:
+            raise AgentError(f"cannot read {index}: {exc.strerror or exc}", hint="check the file's permissions") from None
+        lines = raw.split(b"\n")
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                e = _entry(line)
+            except ValueError as exc:
+                # A line torn by a kill, or damaged on its way (a recording may come from
+                # another machine): skipped and named; the frames of the others still serve.
+                last = n == len(lines) or (n == len(lines) - 1 and not lines[-1])
+                damaged.append(f"index line {n}: {exc}" + (" (the last line, torn)" if last else ""))
+                continue
+            entries[e.id] = e
+        return cls(folder, entries, damaged)
+
+    def _inside(self, name: str, root: Path, what: str) -> Path:
+        """`root / name`, refused unless it stays inside `root` (no absolute path, no `..`,
+        no symlink leading out): a recording is untrusted input."""
+        path = root / name
+        try:
+            inside = not Path(name).is_absolute() and path.resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError, ValueError):
+            inside = False
+        if not inside:
+            raise AgentError(f"{what} {name!r} named by the recording {self.folder} lies outside {root}",
+                             hint="the recording is damaged or was made to read other files: record the run again")  # fmt: skip
+        return path
 
     def ids(self) -> list[int]:
         return sorted(self.entries)
@@ -370,7 +431,7 @@ class Recording:
     def _image(self, name: str) -> np.ndarray:
         img = self._cache.get(name)
         if img is None:
-            img = cv2.imread(str(self.folder / name), cv2.IMREAD_COLOR)
+            img = cv2.imread(str(self._inside(name, self.folder, "frame file")), cv2.IMREAD_COLOR)
             if img is None:
                 raise AgentError(f"frame file {self.folder / name} is missing or unreadable",
                                  hint="the recording is damaged: record the run again")  # fmt: skip
@@ -394,12 +455,17 @@ class Recording:
                              hint="the recording is damaged: record the run again")  # fmt: skip
         out = self._image(key.file).copy()
         x0, y0, x1, y1 = e.box
+        h, w = out.shape[:2]
+        if not (0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h) or part.shape[0] < y1 - y0 or part.shape[1] < x1 - x0:
+            raise AgentError(f"frame {fid}'s box {list(e.box)} does not fit its key frame {e.base} ({w}x{h}) or its "
+                             f"own picture ({part.shape[1]}x{part.shape[0]}) in the recording {self.folder}",
+                             hint="the recording is damaged: record the run again")  # fmt: skip
         out[y0:y1, x0:x1] = part[: y1 - y0, : x1 - x0]
         return out
 
     def profile_at(self, snapshot: str) -> GameProfile:
         """The game profile kept as `snapshot` (a path relative to the run folder)."""
-        device = load_profile(self.run_dir / snapshot)
+        device = load_profile(self._inside(snapshot, self.run_dir, "profile snapshot"))
         if len(device.games) != 1:
             raise AgentError(f"{self.run_dir / snapshot} holds {len(device.games)} game profiles, not one",
                              hint="the recording is damaged: record the run again")  # fmt: skip

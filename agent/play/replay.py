@@ -27,7 +27,7 @@ from agent.games.base import Decision, Learns, NoMove, SeesMotion, WaryOf
 from agent.games.registry import get_game
 from agent.play.journal import read_journal
 from agent.play.recording import Recording, frames_dir
-from agent.play.replay_device import RecordingEnded, ReplayDevice, gesture_lines, journal_events
+from agent.play.replay_device import RecordingEnded, ReplayDevice, gesture_lines, read_events
 from agent.vision.hole_memory import HoleMemory
 from agent.vision.profile import GameProfile
 
@@ -100,6 +100,8 @@ class ReplayReport:
     not_recorded: int = 0  # decision and check lines whose frame was not kept
     other: list[str] = field(default_factory=list)  # other differences (a wait with nothing to play)
     notes: list[str] = field(default_factory=list)
+    # what of the run could not be compared: a torn journal's last line, damaged index lines
+    damaged: list[str] = field(default_factory=list)
 
     @property
     def differing(self) -> list[DecisionRow]:
@@ -114,7 +116,7 @@ class ReplayReport:
         """Every recorded decision had its frame, and everything replayed agrees."""
         return (
             bool(self.decisions) and all(d.same for d in self.decisions) and not self.checks_differing
-            and all(c.replayed is not None for c in self.checks) and not self.other
+            and all(c.replayed is not None for c in self.checks) and not self.other and not self.damaged
         )  # fmt: skip
 
     def details(self) -> str:
@@ -134,9 +136,12 @@ class ReplayReport:
         if others:
             parts.append(f"{others} other {'line' if others == 1 else 'lines'} skipped (frame not recorded)")
         parts.extend(self.other)
+        parts.extend(self.damaged)
         return "; ".join(parts)
 
     def summary(self) -> str:
+        if self.damaged and not self.differing and not self.checks_differing and not self.other:
+            return "incomplete: " + self.details()  # (what could be compared agrees)
         return ("same: " if self.ok else "differs: ") + self.details()
 
     def as_dict(self) -> dict[str, object]:
@@ -144,7 +149,7 @@ class ReplayReport:
             "ok": self.ok, "run": str(self.run_dir), "journal": str(self.journal), "game": self.game,
             "profile": self.profile, "summary": self.summary(), "not_recorded": self.not_recorded,
             "decisions": [d.as_dict() for d in self.decisions], "checks": [c.as_dict() for c in self.checks],
-            "other": list(self.other), "notes": list(self.notes),
+            "other": list(self.other), "notes": list(self.notes), "damaged": list(self.damaged),
         }  # fmt: skip
 
 
@@ -186,7 +191,7 @@ def _choices(journals: list[Path]) -> str:
 
 def load_run(journal: Path) -> tuple[list[dict[str, Any]], dict[str, Any], Recording]:
     """The journal's lines, its start line and its recording."""
-    lines = journal_events(journal)
+    lines, _ = read_events(journal)
     if not lines or not isinstance(lines[0], dict) or lines[0].get("type") != "start":
         raise AgentError(f"{journal} does not begin with a start line: no journal of a run",
                          hint="give a journal `agent play` wrote")  # fmt: skip
@@ -209,13 +214,28 @@ def recorded_profile(start: dict[str, Any], recording: Recording) -> GameProfile
     return recording.profile_at(str(snapshot))
 
 
-def run_settings(game: Any, start: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """The settings and seed the run's player was made with."""
+def run_settings(game: Any, start: dict[str, Any], notes: list[str] | None = None) -> tuple[dict[str, Any], int]:
+    """The settings and seed the run's player was made with. A start line that lacks one
+    (an older journal, a hand edit) gets the game's default for it, said in `notes`; one
+    the game does not accept is an AgentError naming it."""
+    from agent.games.registry import settings as game_settings
+
     options = start.get("options")
     options = dict(options) if isinstance(options, dict) else {}
     seed = _int(options.get("seed"))
     known = {o.name for o in game.screen.options}
-    return {k: v for k, v in options.items() if k in known}, seed
+    given = {k: v for k, v in options.items() if k in known}
+    device = start.get("device")
+    sim = bool(device.get("simulated")) if isinstance(device, dict) else False
+    try:
+        out = game_settings(game, given, sim=sim or any(o.sim_only for o in game.screen.options if o.name in given))
+    except AgentError as exc:
+        raise AgentError(f"the journal's start line has options the game does not take: {exc}",
+                         hint="give a journal `agent play` wrote") from None  # fmt: skip
+    missing = sorted(known - set(given))
+    if missing and notes is not None:
+        notes.append(f"the start line names no {', '.join(missing)}: the game's default is used")
+    return out, seed
 
 
 # -- replaying ---------------------------------------------------------------------------
@@ -255,9 +275,13 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
         profile, source = profile_override, "the given profile"
     else:
         profile, source = recorded_profile(start, recording), "the recorded snapshot"
-    settings, seed = run_settings(game, start)
-    player = screen.player(profile, settings, seed)
     report = ReplayReport(Path(run_dir), journal, game.name, source)
+    settings, seed = run_settings(game, start, report.notes)
+    player = screen.player(profile, settings, seed)
+    if read_events(journal)[1]:
+        report.damaged.append("the journal's last line is torn (the run was killed while writing it): what it "
+                              "said is not compared")  # fmt: skip
+    report.damaged.extend(recording.damaged)
     made: dict[int, tuple[Any, Decision[Any]]] = {}  # decision index -> (board before, the decision replayed)
     holes = HoleMemory.for_game(getattr(screen.role_hints, "falls", False))  # as the loop reads
     for line in lines[1:]:

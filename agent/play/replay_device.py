@@ -38,6 +38,11 @@ class RecordingEnded(DeviceError):
 def journal_events(journal: Path) -> list[dict[str, Any]]:
     """The journal's events; a last line torn by a kill is left out, as the loop never
     finished writing it."""
+    return read_events(journal)[0]
+
+
+def read_events(journal: Path) -> tuple[list[dict[str, Any]], bool]:
+    """The journal's events, and whether its last line was torn (left out)."""
     try:
         text = journal.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -49,14 +54,14 @@ def journal_events(journal: Path) -> list[dict[str, Any]]:
             event = json.loads(line)
         except ValueError:
             if n == len(raw):
-                break
+                return out, True
             raise AgentError(f"line {n} of the journal {journal} is no JSON",
                              hint="give a journal `agent play` wrote") from None  # fmt: skip
         if not isinstance(event, dict):
             raise AgentError(f"line {n} of the journal {journal} is no event (a JSON object)",
                              hint="give a journal `agent play` wrote")  # fmt: skip
         out.append(event)
-    return out
+    return out, False
 
 
 def gesture_lines(lines: Sequence[dict[str, Any]]) -> list[list[object]]:

@@ -232,6 +232,7 @@ class DeviceReport:
     frames_note: str | None  # why there are no pictures of the moves, when there are none
     farm_row: dict[str, Any] | None = None
     torn: bool = False  # the journal's last line was cut short
+    damaged: list[str] = field(default_factory=list)  # the recording's index lines skipped, each with why
 
     @property
     def moves(self) -> int:
@@ -524,11 +525,19 @@ def _evidence(session: Session, journal: Path, recording: Any) -> None:
             session.evidence.append(Picture(by_name[base], title=title))
             continue
         for candidate in (Path(name), run_dir / name, run_dir / "frames" / base, journal.with_suffix(".frames") / base):
-            if candidate.is_file():
+            if candidate.is_file() and _inside(candidate, run_dir):  # (a journal is untrusted: nothing from outside)
                 session.evidence.append(Picture(None, path=candidate, title=title))
                 break
         else:
             session.evidence.append(Picture(None, title=title, problem=f"{name} is not in the run folder"))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether `path`, its symlinks followed, lies inside `folder`."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def _open_recording(journal: Path) -> Any:
@@ -570,7 +579,8 @@ def _device(journal: Path, number: int) -> tuple[DeviceReport, Any]:
     elif missing or pictured < moves:
         note = (f"frames of {moves - pictured + missing} of {moves} moves were not kept: without --record only the "
                 "last few are, and none past the recording's size budget")  # fmt: skip
-    return DeviceReport(anchor, journal, serial, model, sessions, note, torn=torn), recording
+    damaged = list(getattr(recording, "damaged", []))
+    return DeviceReport(anchor, journal, serial, model, sessions, note, torn=torn, damaged=damaged), recording
 
 
 def _fill_boxes_from_snapshots(sessions: list[Session], recording: Any) -> None:

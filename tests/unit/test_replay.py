@@ -296,11 +296,13 @@ def test_a_journal_that_is_no_run_exits_2(tmp_path):
     assert r.returncode == 2 and "holds no journal" in r.stderr
 
 
-def test_a_journal_torn_by_a_kill_still_replays(tmp_path):
+def test_a_journal_torn_by_a_kill_still_replays_and_says_it_is_incomplete(tmp_path):
     run = copy_run("lightsout", tmp_path)
     with open(journal_of(run), "a") as f:
         f.write('{"type":"decision","index":9,"bo')
-    assert replay_run(run).ok
+    report = replay_run(run)
+    assert report.decisions and all(d.same for d in report.decisions)  # what is there replays the same
+    assert not report.ok and report.summary().startswith("incomplete:") and "torn" in report.summary()
 
 
 def test_profiles_folder_without_a_fitting_profile_exits_2(tmp_path):
