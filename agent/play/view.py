@@ -387,11 +387,26 @@ _CLOSED = threading.Event()
 _CLOSED.set()
 
 
+def _loopback_authority(authority: str) -> bool:
+    """Whether a Host header names a loopback name (with any port)."""
+    name, sep, port = authority.strip().rpartition(":")
+    if not sep or not port.isdigit():
+        name = authority.strip()
+    return name.lower() in LOOPBACK_NAMES
+
+
+def _loopback_origin(origin: str) -> bool:
+    """Whether an Origin header is a page of a loopback name over http."""
+    scheme, sep, rest = origin.strip().partition("://")
+    return bool(sep) and scheme.lower() == "http" and "/" not in rest and _loopback_authority(rest)
+
+
 class QuietHandler(BaseHTTPRequestHandler):
     """No request log on stderr (the terminal shows the run), CORS for the farm's page."""
 
     protocol_version = "HTTP/1.1"
     timeout = SOCKET_TIMEOUT_S
+    allowed_origin: str | None = None  # the request's Origin once checked (a loopback page)
     # Headers and body go in two writes: with Nagle's algorithm the body waits for the
     # client's delayed ACK (some 20-40 ms a frame on the loopback).
     disable_nagle_algorithm = True
@@ -399,18 +414,41 @@ class QuietHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
+    def parse_request(self) -> bool:
+        """A request is served only when it names this server by a loopback name (Host) and
+        comes from no page but a loopback one (Origin): a page of any web site open in the
+        same browser could otherwise read the phone's screen through a name that resolves
+        to 127.0.0.1 (DNS rebinding), or script the view from its own origin."""
+        if not super().parse_request():
+            return False
+        host, origin = self.headers.get("Host"), self.headers.get("Origin")
+        if host is None or not _loopback_authority(host):
+            self.send_error(403, "the live view answers to 127.0.0.1 or localhost only")
+            return False
+        if origin is not None and not _loopback_origin(origin):
+            self.send_error(403, "the live view serves pages of 127.0.0.1 or localhost only")
+            return False
+        self.allowed_origin = origin  # echoed for the farm's page on another loopback port
+        return True
+
     def reply(self, body: bytes, content_type: str, status: int = 200, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
-        self.send_header("Access-Control-Allow-Origin", "*")
+        self._allow_origin()
         self.send_header("Access-Control-Expose-Headers", "X-Capture, X-Overlay")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def _allow_origin(self) -> None:
+        origin = self.allowed_origin
+        if origin is not None:
+            self.send_header("Access-Control-Allow-Origin", origin)
+            self.send_header("Vary", "Origin")
 
     def reply_json(self, data: object) -> None:
         self.reply(json.dumps(data).encode(), "application/json")
@@ -422,7 +460,7 @@ class QuietHandler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
-        self.send_header("Access-Control-Allow-Origin", "*")
+        self._allow_origin()
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True

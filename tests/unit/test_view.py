@@ -136,8 +136,9 @@ def test_state_json_has_the_terminals_numbers(sim):
             5, 12.5, "not_applied", "the board did not change")
         assert st["stopped"] is False and st["stop_reason"] is None and st["elapsed_s"] >= 0
         assert st["index"] == 1 and st["move"] and gestures
-        _, headers = get(view.url + "state.json")
-        assert headers["Access-Control-Allow-Origin"] == "*"  # the farm's page reads it from another port
+        asked = urllib.request.Request(view.url + "state.json", headers={"Origin": "http://127.0.0.1:8765"})
+        with urllib.request.urlopen(asked, timeout=10) as reply:  # the farm's page reads it from another port
+            assert reply.headers["Access-Control-Allow-Origin"] == "http://127.0.0.1:8765"
         # the run's stop: its reason shown, and the elapsed time stands still at the run's own
         s.stop_reason, s.stop_kind = "move limit reached (10)", "limit"
         view.summary({**s.as_dict(), "limit": 10, "elapsed_s": 42.0})
