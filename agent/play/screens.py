@@ -291,14 +291,15 @@ class ScreenHandler:
         self._unproven.update(looks)
 
     def unproven_cells(self, labels: Sequence[Sequence[str]]) -> frozenset[tuple[int, int]]:
-        """The cells of pieces whose look came with a new board and that no move has shown
-        to move yet (a look that proved fixed is a blocker now, no piece)."""
-        from agent.vision.fixed import PIECE_ROLES
-
+        """The cells of specials whose look came with a new board and that no move has
+        shown to move yet: a rare look judged by its colour alone (a crate of a tile's
+        colour passes for a special of it). A new colour's tiles are no suspects (a whole
+        colour avoided is a board played badly; a crate taken for a colour of its own is
+        caught by its first refusal), and a look that proved fixed is a blocker now."""
         p = self.loop.profile
         if self._fixed is not None:
             self._unproven -= self._fixed.movable
-        self._unproven = {v for v in self._unproven if v in p.class_labels and p.role_of(v) in PIECE_ROLES}
+        self._unproven = {v for v in self._unproven if v in p.class_labels and p.role_of(v) == "special"}
         if not self._unproven:
             return frozenset()
         return frozenset((r, c) for r, row in enumerate(labels) for c, v in enumerate(row) if v in self._unproven)

@@ -384,19 +384,21 @@ def test_an_outer_line_of_copied_crates_and_cut_corners_under_the_header_are_the
 
 
 def test_looks_that_came_with_a_new_board_are_unproven_until_a_move_moves_them():
-    """The cells the loop tells the player to be wary of: those of a look first seen with
-    a new board, judged a piece by its colour alone, until the game moves it; a look that
-    proves fixed is a blocker, no piece, and no longer named either."""
+    """The cells the loop tells the player to be wary of: those of a special's look first
+    seen with a new board (judged by its colour alone), until the game moves it; a new
+    colour's tiles are never named (world 8: a new red avoided for a level), and a look
+    that proves fixed is a blocker, no piece, and no longer named either."""
     from types import SimpleNamespace
 
     roles = {"J": "special", "K": "special"}
-    profile = SimpleNamespace(class_labels=["A", "B", "J", "K"], role_of=lambda v: roles.get(v, "tile"),
+    profile = SimpleNamespace(class_labels=["A", "B", "G", "J", "K"], role_of=lambda v: roles.get(v, "tile"),
                               kind_of=lambda v: {"J": "A", "K": "B"}.get(v, v))  # fmt: skip
     loop, handler = learning_handler(profile)
     before = [list("ABJA"), list("BAKB"), list("ABJA")]
     assert handler.unproven_cells(before) == frozenset()
-    handler.came_with_board(["J", "K"])
+    handler.came_with_board(["G", "J", "K"])  # G: a new colour's tile, no suspect
     assert handler.unproven_cells(before) == {(0, 2), (1, 2), (2, 2)}
+    assert handler.unproven_cells([list("GGJG")]) == {(0, 2)}
     after = [list("AJBA"), list("BAKB"), list("ABJA")]  # the game swapped J at (0,2) with B at (0,1)
     pending = SimpleNamespace(labels=before, swiped=((0, 2), (0, 1)), changed=True, text=str(before))
     handler.learn_from_move(pending, SimpleNamespace(reading=SimpleNamespace(labels=after), text=str(after)))
