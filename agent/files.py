@@ -54,6 +54,15 @@ def folder_locked(directory: str | os.PathLike[str]) -> Iterator[None]:
         os.close(fd)  # (closing lets the lock go)
 
 
+def inside_folder(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether `path`, its symlinks followed, lies inside `folder` (a path named by an
+    untrusted file: a recording, a journal)."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(folder).resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def _fsync_dir(directory: Path) -> None:
     # makes the rename itself durable; not possible on every platform, and only a nicety
     try:

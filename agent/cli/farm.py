@@ -259,9 +259,9 @@ def farm(
             hint=f"see each device's last error in {run_dir}/summary.json and its journal",
         )
         # every phone's run ended as `agent play` says with one code: the farm says it too
-        codes = {d.get("exit_code") for d in summary["devices"]}
-        if len(codes) == 1 and isinstance(next(iter(codes)), int) and next(iter(codes)):
-            problem.exit_code = int(next(iter(codes)))
+        (code, *others) = {d.get("exit_code") for d in summary["devices"]}
+        if not others and isinstance(code, int) and code:
+            problem.exit_code = code
         raise problem
 
 

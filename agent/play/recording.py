@@ -415,12 +415,10 @@ class Recording:
     def _inside(self, name: str, root: Path, what: str) -> Path:
         """`root / name`, refused unless it stays inside `root` (no absolute path, no `..`,
         no symlink leading out): a recording is untrusted input."""
+        from agent.files import inside_folder
+
         path = root / name
-        try:
-            inside = not Path(name).is_absolute() and path.resolve().is_relative_to(root.resolve())
-        except (OSError, RuntimeError, ValueError):
-            inside = False
-        if not inside:
+        if Path(name).is_absolute() or not inside_folder(path, root):
             raise AgentError(f"{what} {name!r} named by the recording {self.folder} lies outside {root}",
                              hint="the recording is damaged or was made to read other files: record the run again")  # fmt: skip
         return path

@@ -191,13 +191,18 @@ def _choices(journals: list[Path]) -> str:
 
 def load_run(journal: Path) -> tuple[list[dict[str, Any]], dict[str, Any], Recording]:
     """The journal's lines, its start line and its recording."""
-    lines, _ = read_events(journal)
+    return _load_run(journal)[:3]
+
+
+def _load_run(journal: Path) -> tuple[list[dict[str, Any]], dict[str, Any], Recording, bool]:
+    """`load_run`, and whether the journal's last line was torn."""
+    lines, torn = read_events(journal)
     if not lines or not isinstance(lines[0], dict) or lines[0].get("type") != "start":
         raise AgentError(f"{journal} does not begin with a start line: no journal of a run",
                          hint="give a journal `agent play` wrote")  # fmt: skip
     if not frames_dir(journal).is_dir():
         raise AgentError(f"{journal} has no recording (no {frames_dir(journal).name}/ beside it)", hint=RECORD_HINT)
-    return lines, lines[0], Recording.open(journal)
+    return lines, lines[0], Recording.open(journal), torn
 
 
 def _int(value: object) -> int:
@@ -266,7 +271,7 @@ def board_diff(recorded: str, replayed: str | None) -> tuple[CellDiff, ...]:
 def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameProfile | None = None) -> ReplayReport:
     """Read and decide the recorded run again, on its frames, and compare (module docstring)."""
     journal = find_journal(run_dir, serial)
-    lines, start, recording = load_run(journal)
+    lines, start, recording, torn = _load_run(journal)
     game = get_game(str(start.get("game")), "the journal's game")
     screen = game.screen
     if screen is None:
@@ -278,7 +283,7 @@ def replay_run(run_dir: Path, serial: str | None = None, profile_override: GameP
     report = ReplayReport(Path(run_dir), journal, game.name, source)
     settings, seed = run_settings(game, start, report.notes)
     player = screen.player(profile, settings, seed)
-    if read_events(journal)[1]:
+    if torn:
         report.damaged.append("the journal's last line is torn (the run was killed while writing it): what it "
                               "said is not compared")  # fmt: skip
     report.damaged.extend(recording.damaged)

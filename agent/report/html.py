@@ -33,6 +33,7 @@ import cv2
 import numpy as np
 
 from agent.errors import AgentError, UsageError
+from agent.files import inside_folder
 from agent.games.base import OK_VERDICTS
 from agent.play.annotate import differences
 from agent.report.charts import Series, line_chart, summary_of
@@ -525,19 +526,11 @@ def _evidence(session: Session, journal: Path, recording: Any) -> None:
             session.evidence.append(Picture(by_name[base], title=title))
             continue
         for candidate in (Path(name), run_dir / name, run_dir / "frames" / base, journal.with_suffix(".frames") / base):
-            if candidate.is_file() and _inside(candidate, run_dir):  # (a journal is untrusted: nothing from outside)
+            if candidate.is_file() and inside_folder(candidate, run_dir):  # (a journal is untrusted: nothing from outside)
                 session.evidence.append(Picture(None, path=candidate, title=title))
                 break
         else:
             session.evidence.append(Picture(None, title=title, problem=f"{name} is not in the run folder"))
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    """Whether `path`, its symlinks followed, lies inside `folder`."""
-    try:
-        return path.resolve().is_relative_to(folder.resolve())
-    except (OSError, RuntimeError, ValueError):
-        return False
 
 
 def _open_recording(journal: Path) -> Any:
